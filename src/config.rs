@@ -1,0 +1,547 @@
+//! Validated, typed configuration, built once from the parsed command line.
+//!
+//! Every check lives here, so a bad value is refused before anything runs, with one line that
+//! names the option and says what is accepted. Nothing below this module sees clap types.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::cli::{self, Cli, Command};
+use crate::model::RunLength;
+use crate::output::Format;
+use crate::policy::{POLICY_NAMES, PolicyKind, SWRR_MAX_CYCLE, integer_weights};
+
+/// A usage error: bad input, reported as one line and exit status 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn bad(option: &str, value: &str, accepted: impl fmt::Display) -> UsageError {
+    UsageError(format!("invalid value '{value}' for {option}: {accepted}"))
+}
+
+/// Upper bounds that keep a run within memory and within a human lifetime.
+pub mod limits {
+    /// Servers in a farm (each costs ~100 bytes per replication in flight).
+    pub const SERVERS: u64 = 1_000_000;
+    /// Balls and bins in `bins` (4 bytes per bin per replication in flight).
+    pub const BINS: u64 = 100_000_000;
+    /// Warm-up plus measured arrivals per replication (10^12 is about a day at full speed).
+    pub const ARRIVALS: u64 = 1_000_000_000_000;
+    /// Replications in one command (each holds a latency histogram until merged).
+    pub const REPLICATIONS: u64 = 10_000;
+    /// Largest queue guard.
+    pub const QUEUE_GUARD: u64 = 1_000_000_000;
+    /// Smallest positive board period (each period costs one O(n) post).
+    pub const MIN_PERIOD: f64 = 1e-3;
+    /// Largest service rate or weight ratio handled.
+    pub const RATE: f64 = 1e6;
+}
+
+/// Parses a count: digits with optional `_` separators, or an exact integer in `1e6` notation.
+pub fn parse_count(option: &str, s: &str, min: u64, max: u64) -> Result<u64, UsageError> {
+    let accepted = || format!("expected an integer from {min} to {max}");
+    let t = s.trim().replace('_', "");
+    let v = if let Some((m, e)) = t.split_once(['e', 'E']) {
+        let m: u64 = m.parse().map_err(|_| bad(option, s, accepted()))?;
+        let e: u32 = e.parse().map_err(|_| bad(option, s, accepted()))?;
+        10u64
+            .checked_pow(e)
+            .and_then(|p| m.checked_mul(p))
+            .ok_or_else(|| bad(option, s, accepted()))?
+    } else {
+        t.parse::<u64>().map_err(|_| bad(option, s, accepted()))?
+    };
+    if v < min || v > max {
+        return Err(bad(option, s, accepted()));
+    }
+    Ok(v)
+}
+
+/// Parses a finite float and checks it with `ok`, whose description `accepted` ends the message.
+pub fn parse_f64(
+    option: &str,
+    s: &str,
+    ok: impl Fn(f64) -> bool,
+    accepted: &str,
+) -> Result<f64, UsageError> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && ok(v) => Ok(v),
+        _ => Err(bad(option, s, accepted)),
+    }
+}
+
+/// Splits a comma-separated list, refusing empty lists, empty items and duplicates.
+pub fn parse_list<T: PartialEq>(
+    option: &str,
+    s: &str,
+    item: impl Fn(&str) -> Result<T, UsageError>,
+) -> Result<Vec<T>, UsageError> {
+    if s.trim().is_empty() {
+        return Err(UsageError(format!("{option} needs at least one value")));
+    }
+    let mut out: Vec<T> = Vec::new();
+    for part in s.split(',') {
+        if part.trim().is_empty() {
+            return Err(UsageError(format!("{option} has an empty item in '{s}'")));
+        }
+        let v = item(part.trim())?;
+        if out.contains(&v) {
+            return Err(UsageError(format!("{option} lists '{}' twice", part.trim())));
+        }
+        out.push(v);
+    }
+    Ok(out)
+}
+
+fn load(option: &str, s: &str) -> Result<f64, UsageError> {
+    parse_f64(option, s, |x| x > 0.0 && x < 1.0, "expected a utilisation with 0 < load < 1")
+}
+
+fn rate(option: &str, s: &str) -> Result<f64, UsageError> {
+    parse_f64(
+        option,
+        s,
+        |x| x > 0.0 && x <= limits::RATE,
+        &format!("expected a rate with 0 < rate <= {}", limits::RATE),
+    )
+}
+
+/// Options shared by every command.
+#[derive(Debug, Clone, Serialize)]
+pub struct Common {
+    /// Replications per scenario.
+    pub seeds: u64,
+    /// Base seed.
+    pub seed: u64,
+    /// Output format.
+    #[serde(skip)]
+    pub format: Format,
+    /// Worker threads (`None`: all cores).
+    #[serde(skip)]
+    pub threads: Option<usize>,
+    /// Output file (`None`: stdout).
+    #[serde(skip)]
+    pub out: Option<PathBuf>,
+}
+
+/// Run length and guard for the queueing commands.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct RunConfig {
+    /// Arrivals simulated before measuring.
+    pub warmup: u64,
+    /// Measured arrivals.
+    pub requests: u64,
+    /// Queue length at which a replication is stopped.
+    pub queue_guard: u32,
+}
+
+impl RunConfig {
+    /// As a [`RunLength`].
+    pub fn length(&self) -> RunLength {
+        RunLength { warmup: self.warmup, requests: self.requests }
+    }
+}
+
+/// `bins` variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// d independent uniform choices.
+    Uniform,
+    /// Vöcking's always-go-left.
+    Left,
+}
+
+/// `lbsim bins`.
+#[derive(Debug, Clone, Serialize)]
+pub struct BinsConfig {
+    /// Balls = bins.
+    pub n: Vec<u64>,
+    /// Choices.
+    pub d: Vec<u32>,
+    /// Variants.
+    pub variants: Vec<Variant>,
+}
+
+/// `lbsim fixed`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FixedConfig {
+    /// Servers.
+    pub n: usize,
+    /// Utilisations.
+    pub lambda: Vec<f64>,
+    /// Choices.
+    pub d: Vec<u32>,
+    /// Run length.
+    pub run: RunConfig,
+}
+
+/// `lbsim homo`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HomoConfig {
+    /// Servers.
+    pub servers: usize,
+    /// Utilisations.
+    pub loads: Vec<f64>,
+    /// Policies.
+    #[serde(serialize_with = "policy_names")]
+    pub policies: Vec<PolicyKind>,
+    /// Peak-EWMA decay constant.
+    pub tau: f64,
+    /// Run length.
+    pub run: RunConfig,
+}
+
+/// `lbsim hetero`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HeteroConfig {
+    /// Slow servers.
+    pub slow: usize,
+    /// Rate of a slow server.
+    pub slow_rate: f64,
+    /// Fast servers.
+    pub fast: usize,
+    /// Rate of a fast server.
+    pub fast_rate: f64,
+    /// Utilisation of total capacity.
+    pub load: f64,
+    /// Policies.
+    #[serde(serialize_with = "policy_names")]
+    pub policies: Vec<PolicyKind>,
+    /// Peak-EWMA decay constant.
+    pub tau: f64,
+    /// Run length.
+    pub run: RunConfig,
+}
+
+impl HeteroConfig {
+    /// Rates, slow servers first.
+    pub fn rates(&self) -> Vec<f64> {
+        let mut r = vec![self.slow_rate; self.slow];
+        r.resize(self.slow + self.fast, self.fast_rate);
+        r
+    }
+}
+
+/// `lbsim stale`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StaleConfig {
+    /// Servers.
+    pub servers: usize,
+    /// Utilisation.
+    pub load: f64,
+    /// Board periods (0 = live).
+    pub periods: Vec<f64>,
+    /// Policies.
+    #[serde(serialize_with = "policy_names")]
+    pub policies: Vec<PolicyKind>,
+    /// Run length.
+    pub run: RunConfig,
+}
+
+/// `lbsim swrr`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SwrrConfig {
+    /// Weights to trace, if `--trace` was given.
+    pub trace: Option<Vec<u64>>,
+    /// Weight sets to compare.
+    pub sets: Vec<Vec<u64>>,
+}
+
+fn policy_names<S: serde::Serializer>(p: &[PolicyKind], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(p.iter().map(|k| k.name()))
+}
+
+/// The experiment to run, with its validated parameters.
+#[derive(Debug, Clone)]
+pub enum Experiment {
+    /// `bins`
+    Bins(BinsConfig),
+    /// `fixed`
+    Fixed(FixedConfig),
+    /// `homo`
+    Homo(HomoConfig),
+    /// `hetero`
+    Hetero(HeteroConfig),
+    /// `stale`
+    Stale(StaleConfig),
+    /// `swrr`
+    Swrr(SwrrConfig),
+}
+
+/// Everything a run needs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Shared options.
+    pub common: Common,
+    /// The experiment.
+    pub experiment: Experiment,
+}
+
+fn run_config(a: &cli::RunArgs, requests: u64, warmup: u64) -> Result<RunConfig, UsageError> {
+    let requests = match &a.requests {
+        Some(s) => parse_count("--requests", s, 2, limits::ARRIVALS)?,
+        None => requests,
+    };
+    let warmup = match &a.warmup {
+        Some(s) => parse_count("--warmup", s, 0, limits::ARRIVALS)?,
+        None => warmup,
+    };
+    if requests + warmup > limits::ARRIVALS {
+        return Err(UsageError(format!(
+            "--requests plus --warmup is {}; at most {} arrivals per replication are accepted",
+            requests + warmup,
+            limits::ARRIVALS
+        )));
+    }
+    let queue_guard = parse_count("--queue-guard", &a.queue_guard, 1, limits::QUEUE_GUARD)? as u32;
+    Ok(RunConfig { warmup, requests, queue_guard })
+}
+
+fn policies(option: &str, s: &str, allowed: &[&str]) -> Result<Vec<PolicyKind>, UsageError> {
+    parse_list(option, s, |p| {
+        let kind = PolicyKind::parse(p).ok_or_else(|| {
+            bad(option, p, format!("unknown policy; valid policies: {POLICY_NAMES}"))
+        })?;
+        let base = match kind {
+            PolicyKind::PnC(_) => "pNc".to_string(),
+            k => k.name(),
+        };
+        if !allowed.contains(&base.as_str()) {
+            return Err(bad(
+                option,
+                p,
+                format!("not available in this command; valid here: {}", allowed.join(", ")),
+            ));
+        }
+        Ok(kind)
+    })
+}
+
+fn check_farm_size(
+    policies: &[PolicyKind],
+    servers: usize,
+    option: &str,
+) -> Result<(), UsageError> {
+    for &p in policies {
+        if servers < p.min_servers() {
+            return Err(UsageError(format!(
+                "policy {} needs at least {} servers, but {option} gives {servers}",
+                p.name(),
+                p.min_servers()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn check_replications(seeds: u64, scenarios: usize) -> Result<(), UsageError> {
+    let total = seeds.saturating_mul(scenarios as u64);
+    if total > limits::REPLICATIONS {
+        return Err(UsageError(format!(
+            "--seeds {seeds} over {scenarios} scenarios is {total} replications; at most {} are accepted",
+            limits::REPLICATIONS
+        )));
+    }
+    Ok(())
+}
+
+fn weights(option: &str, s: &str) -> Result<Vec<u64>, UsageError> {
+    let w: Vec<u64> = s
+        .split(',')
+        .map(|x| parse_count(option, x, 1, limits::RATE as u64))
+        .collect::<Result<_, _>>()
+        .map_err(|_| {
+            bad(option, s, "expected comma-separated integer weights from 1 to 1000000")
+        })?;
+    if w.iter().sum::<u64>() * w.len() as u64 > 100_000_000 {
+        return Err(bad(option, s, "a cycle (sum of weights) times servers must be at most 10^8"));
+    }
+    Ok(w)
+}
+
+const FARM_POLICIES: &[&str] = &["random", "rr", "swrr", "pNc", "p2c-repl", "jsq", "p2c-pewma"];
+const STALE_POLICIES: &[&str] = &["random", "rr", "swrr", "pNc", "p2c-repl", "jsq", "jsq-local"];
+
+impl Config {
+    /// Validates the parsed command line.
+    pub fn from_cli(cli: &Cli) -> Result<Config, UsageError> {
+        let g = &cli.global;
+        let default_seeds = if matches!(cli.command, Command::Fixed(_)) { 3 } else { 5 };
+        let seeds = match &g.seeds {
+            Some(s) => parse_count("--seeds", s, 1, limits::REPLICATIONS)?,
+            None => default_seeds,
+        };
+        let seed = parse_count("--seed", &g.seed, 0, u64::MAX)?;
+        let threads = match &g.threads {
+            Some(s) => Some(parse_count("--threads", s, 1, 1024)? as usize),
+            None => None,
+        };
+        let common = Common { seeds, seed, format: g.format, threads, out: g.out.clone() };
+        let servers = |opt: &str, s: &str, min: u64| -> Result<usize, UsageError> {
+            Ok(parse_count(opt, s, min, limits::SERVERS)? as usize)
+        };
+
+        let experiment = match &cli.command {
+            Command::Bins(a) => {
+                let n = parse_list("--n", &a.n, |s| parse_count("--n", s, 1, limits::BINS))?;
+                let d = parse_list("--d", &a.d, |s| Ok(parse_count("--d", s, 1, 64)? as u32))?;
+                let variants = parse_list("--variants", &a.variants, |s| match s {
+                    "uniform" => Ok(Variant::Uniform),
+                    "left" => Ok(Variant::Left),
+                    _ => Err(bad("--variants", s, "expected uniform or left")),
+                })?;
+                if let Some(&dd) = d.iter().find(|&&dd| u64::from(dd) > *n.iter().min().unwrap()) {
+                    return Err(UsageError(format!(
+                        "--d {dd} is larger than the smallest --n; each ball needs d <= n bins"
+                    )));
+                }
+                check_replications(seeds, n.len() * d.len() * variants.len())?;
+                Experiment::Bins(BinsConfig { n, d, variants })
+            }
+            Command::Fixed(a) => {
+                let n = servers("--n", &a.n, 1)?;
+                let lambda = parse_list("--lambda", &a.lambda, |s| load("--lambda", s))?;
+                let d = parse_list("--d", &a.d, |s| {
+                    Ok(parse_count("--d", s, 1, limits::SERVERS)? as u32)
+                })?;
+                if let Some(&dd) = d.iter().find(|&&dd| dd as usize > n) {
+                    return Err(UsageError(format!(
+                        "--d {dd} is larger than the farm (--n {n}); d distinct choices need d <= n"
+                    )));
+                }
+                check_replications(seeds, lambda.len() * d.len())?;
+                let run = run_config(&a.run, 5_000_000, 500_000)?;
+                Experiment::Fixed(FixedConfig { n, lambda, d, run })
+            }
+            Command::Homo(a) => {
+                let servers = servers("--servers", &a.servers, 1)?;
+                let loads = parse_list("--loads", &a.loads, |s| load("--loads", s))?;
+                let policies = policies("--policies", &a.policies, FARM_POLICIES)?;
+                check_farm_size(&policies, servers, "--servers")?;
+                let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
+                check_replications(seeds, loads.len() * policies.len())?;
+                let run = run_config(&a.run, 1_000_000, 100_000)?;
+                Experiment::Homo(HomoConfig { servers, loads, policies, tau, run })
+            }
+            Command::Hetero(a) => {
+                let slow = servers("--slow", &a.slow, 0)?;
+                let fast = servers("--fast", &a.fast, 0)?;
+                if slow + fast == 0 || (slow + fast) as u64 > limits::SERVERS {
+                    return Err(UsageError(format!(
+                        "--slow plus --fast must be from 1 to {} servers, got {}",
+                        limits::SERVERS,
+                        slow + fast
+                    )));
+                }
+                let slow_rate = rate("--slow-rate", &a.slow_rate)?;
+                let fast_rate = rate("--fast-rate", &a.fast_rate)?;
+                let load = load("--load", &a.load)?;
+                let policies = policies("--policies", &a.policies, FARM_POLICIES)?;
+                check_farm_size(&policies, slow + fast, "--slow plus --fast")?;
+                let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
+                check_replications(seeds, policies.len())?;
+                let run = run_config(&a.run, 1_000_000, 100_000)?;
+                let cfg =
+                    HeteroConfig { slow, slow_rate, fast, fast_rate, load, policies, tau, run };
+                if cfg.policies.contains(&PolicyKind::Swrr) {
+                    let cycle: u64 = integer_weights(&cfg.rates()).iter().sum();
+                    if cycle > SWRR_MAX_CYCLE {
+                        return Err(UsageError(format!(
+                            "swrr: the rates {slow_rate} and {fast_rate} give integer weights whose cycle ({cycle}) exceeds {SWRR_MAX_CYCLE}; use rates with fewer decimals"
+                        )));
+                    }
+                }
+                Experiment::Hetero(cfg)
+            }
+            Command::Stale(a) => {
+                let servers = servers("--servers", &a.servers, 1)?;
+                let load = load("--load", &a.load)?;
+                let periods = parse_list("--periods", &a.periods, |s| {
+                    parse_f64(
+                        "--periods",
+                        s,
+                        |x| x == 0.0 || x >= limits::MIN_PERIOD,
+                        &format!("expected 0 (live) or a period >= {}", limits::MIN_PERIOD),
+                    )
+                })?;
+                let policies = policies("--policies", &a.policies, STALE_POLICIES)?;
+                check_farm_size(&policies, servers, "--servers")?;
+                check_replications(seeds, periods.len() * policies.len())?;
+                let run = run_config(&a.run, 1_000_000, 100_000)?;
+                Experiment::Stale(StaleConfig { servers, load, periods, policies, run })
+            }
+            Command::Swrr(a) => {
+                let trace = a.trace.as_deref().map(|s| weights("--trace", s)).transpose()?;
+                let sets = match &a.weights {
+                    Some(s) => {
+                        if s.trim().is_empty() {
+                            return Err(UsageError("--weights needs at least one set".into()));
+                        }
+                        s.split(';')
+                            .map(|set| weights("--weights", set.trim()))
+                            .collect::<Result<_, _>>()?
+                    }
+                    None => default_weight_sets(),
+                };
+                Experiment::Swrr(SwrrConfig { trace, sets })
+            }
+        };
+        Ok(Config { common, experiment })
+    }
+}
+
+/// The weight sets `lbsim swrr` compares by default.
+pub fn default_weight_sets() -> Vec<Vec<u64>> {
+    let mut many = vec![1; 20];
+    many.resize(100, 2);
+    vec![
+        vec![5, 1, 1],
+        vec![1, 1, 1],
+        vec![3, 2, 1],
+        vec![4, 3, 2, 1],
+        vec![10, 1],
+        vec![100, 1, 1],
+        vec![1, 2],
+        many,
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_accept_separators_and_exponents() {
+        assert_eq!(parse_count("--n", "1_000_000", 1, u64::MAX), Ok(1_000_000));
+        assert_eq!(parse_count("--n", "1e6", 1, u64::MAX), Ok(1_000_000));
+        assert_eq!(parse_count("--n", "25e2", 1, u64::MAX), Ok(2500));
+        for bad in ["", "-1", "1.5", "1e", "e3", "nan", "1e30", "99999999999999999999", "0"] {
+            assert!(parse_count("--n", bad, 1, u64::MAX).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn lists_refuse_empty_items_and_duplicates() {
+        let p = |s| parse_list("--loads", s, |x| load("--loads", x));
+        assert_eq!(p("0.5,0.9"), Ok(vec![0.5, 0.9]));
+        assert!(p("").is_err());
+        assert!(p("0.5,,0.9").is_err());
+        assert!(p("0.5,0.5").is_err());
+        assert!(p("0.5,1").is_err());
+        assert!(p("nan").is_err());
+        assert!(p("inf").is_err());
+        let e = p("0.5,1.2").unwrap_err().0;
+        assert!(e.contains("--loads") && e.contains("0 < load < 1"), "{e}");
+    }
+}

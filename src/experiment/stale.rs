@@ -1,0 +1,93 @@
+//! `lbsim stale`: the periodic bulletin board of Mitzenmacher's *How Useful Is Old Information?*
+//! (PODC 1997; IEEE TPDS 11(1), 2000).
+//!
+//! Every `T` time units all queue lengths are posted at once; policies read the board, not the
+//! servers (`T = 0`: live queue lengths). `jsq-local` is `jsq` whose dispatches also add one to the
+//! chosen server's board entry at once, as a balancer's own in-flight counter does (Envoy's
+//! `rq_active`, NGINX's `conns`); each post resets the entries to the truth.
+
+use serde::Serialize;
+
+use super::{DRIFT_NOTE, Progress, Scenario, params, run_scenarios, steadiness_mark, total_events};
+use crate::config::{Common, StaleConfig};
+use crate::model::{Farm, Information};
+use crate::output::Report;
+use crate::policy::PolicyKind;
+use crate::stats::Summary;
+
+/// One row of `stale`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StaleRow {
+    /// Board period (0 = live).
+    pub period: f64,
+    /// Policy name.
+    pub policy: String,
+    /// Replications.
+    pub seeds: u64,
+    /// Pooled mean sojourn.
+    pub mean: f64,
+    /// 99th percentile sojourn.
+    pub p99: f64,
+    /// 95% half-width of the per-replication means.
+    pub mean_ci95: Option<f64>,
+    /// 95% half-width of the per-replication p99s.
+    pub p99_ci95: Option<f64>,
+    /// Second-half over first-half mean.
+    pub drift: f64,
+    /// Largest queue seen (herding shows here).
+    pub max_queue: u32,
+}
+
+/// The information model for `policy` at board period `period`.
+pub fn information(policy: PolicyKind, period: f64) -> Information {
+    if period == 0.0 {
+        Information::Live
+    } else {
+        Information::Board { period, local: policy == PolicyKind::JsqLocal }
+    }
+}
+
+/// Runs `stale`; returns the report and the number of events simulated.
+pub fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Report, u64) {
+    let farm = Farm::homogeneous(cfg.servers, cfg.load);
+    let scenarios: Vec<Scenario> = cfg
+        .periods
+        .iter()
+        .flat_map(|&period| {
+            let farm = &farm;
+            cfg.policies.iter().map(move |&p| Scenario {
+                farm: farm.clone(),
+                policy: p,
+                info: information(p, period),
+                track_levels: false,
+                tau: 1.0,
+            })
+        })
+        .collect();
+    let groups = run_scenarios(&scenarios, &cfg.run, c, progress);
+    let summaries: Vec<Summary> = groups.iter().map(|g| Summary::from_reps(g)).collect();
+    let rows: Vec<StaleRow> = scenarios
+        .iter()
+        .zip(&summaries)
+        .map(|(sc, s)| StaleRow {
+            period: match sc.info {
+                Information::Live => 0.0,
+                Information::Board { period, .. } => period,
+            },
+            policy: sc.policy.name(),
+            seeds: s.seeds,
+            mean: s.mean,
+            p99: s.p99,
+            mean_ci95: s.mean_ci95,
+            p99_ci95: s.p99_ci95,
+            drift: s.drift,
+            max_queue: s.max_queue,
+        })
+        .collect();
+    let mut report = Report::new("stale", &params(c, cfg), &rows);
+    report.marks = summaries.iter().map(steadiness_mark).collect();
+    if report.marks.iter().any(Option::is_some) {
+        report.notes.push(DRIFT_NOTE.into());
+    }
+    (report, total_events(&groups))
+}

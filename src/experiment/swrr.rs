@@ -1,0 +1,172 @@
+//! `lbsim swrr`: how smooth is smooth weighted round robin?
+//!
+//! With `--trace W`: one cycle of NGINX's algorithm, step by step. Otherwise, for each weight set,
+//! the smooth algorithm against the expanded list (`a a a a a b c`, rotated) over one cycle:
+//! `max_deviation` = max over prefixes `t` and servers `i` of `|picks_i(t) - t w_i / W|`, and
+//! `max_run` = the longest run of one server.
+
+use serde::Serialize;
+
+use crate::config::SwrrConfig;
+use crate::output::Report;
+use crate::policy::SmoothWrr;
+
+/// One step of `--trace`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TraceRow {
+    /// 1-based step.
+    pub step: u64,
+    /// Current weights after `+= weight` (the values compared).
+    pub before: String,
+    /// The chosen server (a, b, c, ...).
+    pub selected: String,
+    /// Current weights after `best -= total`.
+    pub after: String,
+}
+
+/// One row of the comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct SmoothnessRow {
+    /// The weights (`1x20` = twenty servers of weight 1).
+    pub weights: String,
+    /// `smooth` or `expanded`.
+    pub algorithm: &'static str,
+    /// Picks in one cycle (sum of weights).
+    pub cycle: u64,
+    /// Largest deviation of picks from the ideal share over all prefixes.
+    pub max_deviation: f64,
+    /// Longest run of the same server.
+    pub max_run: u64,
+}
+
+/// Server name: a..z, then aa, ab, ... like spreadsheet columns.
+pub fn server_name(mut i: usize) -> String {
+    let mut s = Vec::new();
+    loop {
+        s.push(b'a' + (i % 26) as u8);
+        if i < 26 {
+            break;
+        }
+        i = i / 26 - 1;
+    }
+    s.reverse();
+    String::from_utf8(s).expect("ASCII")
+}
+
+fn spaced(v: &[i64]) -> String {
+    v.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")
+}
+
+/// Weights written space-separated, with runs of four or more equal weights as `wxN`.
+pub fn weights_label(w: &[u64]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < w.len() {
+        let j = (i..w.len()).find(|&j| w[j] != w[i]).unwrap_or(w.len());
+        if j - i >= 4 {
+            parts.push(format!("{}x{}", w[i], j - i));
+        } else {
+            parts.extend(w[i..j].iter().map(u64::to_string));
+        }
+        i = j;
+    }
+    parts.join(" ")
+}
+
+/// One cycle of the smooth algorithm.
+pub fn smooth_cycle(weights: &[u64]) -> Vec<usize> {
+    let mut alg = SmoothWrr::new(weights);
+    (0..weights.iter().sum::<u64>()).map(|_| alg.step().0).collect()
+}
+
+/// One cycle of the expanded list: server 0 `w_0` times, then server 1, ...
+pub fn expanded_cycle(weights: &[u64]) -> Vec<usize> {
+    weights.iter().enumerate().flat_map(|(i, &w)| std::iter::repeat_n(i, w as usize)).collect()
+}
+
+/// `(max_deviation, max_run)` of a cycle.
+pub fn smoothness(weights: &[u64], seq: &[usize]) -> (f64, u64) {
+    let total: u64 = weights.iter().sum();
+    let mut picks = vec![0u64; weights.len()];
+    let (mut dev, mut run, mut max_run) = (0.0f64, 0u64, 0u64);
+    for (t, &s) in seq.iter().enumerate() {
+        picks[s] += 1;
+        let t = (t + 1) as f64;
+        for (p, &w) in picks.iter().zip(weights) {
+            dev = dev.max((*p as f64 - t * w as f64 / total as f64).abs());
+        }
+        run = if t > 1.0 && seq[t as usize - 2] == s { run + 1 } else { 1 };
+        max_run = max_run.max(run);
+    }
+    (dev, max_run)
+}
+
+/// Runs `swrr`; returns the report and the number of picks made.
+pub fn run(cfg: &SwrrConfig) -> (Report, u64) {
+    if let Some(w) = &cfg.trace {
+        let mut alg = SmoothWrr::new(w);
+        let total: u64 = w.iter().sum();
+        let rows: Vec<TraceRow> = (1..=total)
+            .map(|step| {
+                let (best, before) = alg.step();
+                TraceRow {
+                    step,
+                    before: spaced(&before),
+                    selected: server_name(best),
+                    after: spaced(alg.current()),
+                }
+            })
+            .collect();
+        let mut report = Report::new("swrr", cfg, &rows);
+        let seq: Vec<String> = rows.iter().map(|r| r.selected.clone()).collect();
+        report.notes.push(format!("sequence: {}", seq.join(" ")));
+        return (report, total);
+    }
+    let mut rows = Vec::new();
+    let mut picks = 0;
+    for w in &cfg.sets {
+        let total: u64 = w.iter().sum();
+        for (algorithm, seq) in [("smooth", smooth_cycle(w)), ("expanded", expanded_cycle(w))] {
+            let (max_deviation, max_run) = smoothness(w, &seq);
+            rows.push(SmoothnessRow {
+                weights: weights_label(w),
+                algorithm,
+                cycle: total,
+                max_deviation,
+                max_run,
+            });
+            picks += total;
+        }
+    }
+    (Report::new("swrr", cfg, &rows), picks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_labels() {
+        assert_eq!(server_name(0), "a");
+        assert_eq!(server_name(25), "z");
+        assert_eq!(server_name(26), "aa");
+        assert_eq!(server_name(27), "ab");
+        assert_eq!(weights_label(&[5, 1, 1]), "5 1 1");
+        let mut w = vec![1; 20];
+        w.resize(100, 2);
+        assert_eq!(weights_label(&w), "1x20 2x80");
+    }
+
+    #[test]
+    fn expanded_5_1_1_has_a_run_of_five() {
+        let w = [5, 1, 1];
+        assert_eq!(expanded_cycle(&w), [0, 0, 0, 0, 0, 1, 2]);
+        let (dev, run) = smoothness(&w, &expanded_cycle(&w));
+        assert_eq!(run, 5);
+        // After 5 picks of a: ideal 25/7 = 3.571, deviation 1.43 (also b and c at 5/7).
+        assert!((dev - (5.0 - 25.0 / 7.0)).abs() < 1e-12);
+        let (dev, run) = smoothness(&w, &smooth_cycle(&w));
+        assert_eq!(run, 2);
+        assert!(dev < 1.0);
+    }
+}

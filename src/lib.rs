@@ -1,0 +1,28 @@
+//! lbsim: a discrete-event simulator for load-balancing policies.
+//!
+//! It reproduces, and extends, the experiments of an article on P2C, smooth weighted round robin,
+//! Peak EWMA and stale load information. The pieces:
+//!
+//! - [`engine`]: the clock and the deterministic event queue;
+//! - [`model`]: the supermarket model (Poisson arrivals, FIFO servers) and what policies see;
+//! - [`policy`]: the load-balancing policies behind one small trait;
+//! - [`experiment`]: one module per command, running replications in parallel;
+//! - [`stats`]: mergeable per-replication statistics and their summaries;
+//! - [`output`]: table, CSV and JSON from the same rows;
+//! - [`theory`]: the closed forms results are checked against.
+//!
+//! Data flow: `cli` → `config` (validated, typed) → `experiment::<command>::run` → rows →
+//! `output`.
+
+#![warn(missing_docs)]
+
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod experiment;
+pub mod model;
+pub mod output;
+pub mod policy;
+pub mod rng;
+pub mod stats;
+pub mod theory;

@@ -1,0 +1,271 @@
+//! One replication of a farm under a policy and an information model.
+
+use std::collections::VecDeque;
+
+use rand::RngExt;
+use rand_distr::Exp1;
+
+use crate::engine::{SimTime, Simulation};
+use crate::model::LoadTable;
+use crate::policy::Policy;
+use crate::rng::SimRng;
+use crate::stats::RepStats;
+
+/// The workload: server rates and utilisation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Farm {
+    /// Service rate of each server.
+    pub rates: Vec<f64>,
+    /// Utilisation: arrivals come at `load * sum(rates)`.
+    pub load: f64,
+}
+
+impl Farm {
+    /// `n` servers of rate 1.
+    pub fn homogeneous(n: usize, load: f64) -> Farm {
+        Farm { rates: vec![1.0; n], load }
+    }
+
+    /// Total arrival rate.
+    pub fn arrival_rate(&self) -> f64 {
+        self.load * self.rates.iter().sum::<f64>()
+    }
+}
+
+/// What the policy sees.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Information {
+    /// True queue lengths at every instant.
+    Live,
+    /// A bulletin board: every `period` time units all true queue lengths are posted at once; in
+    /// between the board is stale, except that with `local` each dispatch adds one to the chosen
+    /// server's entry at once.
+    Board {
+        /// Posting period (> 0).
+        period: f64,
+        /// Update-on-dispatch.
+        local: bool,
+    },
+}
+
+/// How many arrivals are simulated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunLength {
+    /// Arrivals simulated before measuring.
+    pub warmup: u64,
+    /// Arrivals measured (at least 2, so that both halves of the drift ratio are non-empty).
+    pub requests: u64,
+}
+
+/// Everything else a replication needs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SimOptions {
+    /// What the policy sees.
+    pub info: Information,
+    /// Keep the time-averaged fraction of servers at each queue length (`fixed`).
+    pub track_levels: bool,
+    /// Stop the replication when a queue exceeds this length.
+    pub queue_guard: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Arrival,
+    Departure(u32),
+    Post,
+}
+
+/// Board posts go after departures at the same instant: a request that leaves exactly when the
+/// board is posted counts as gone.
+const POST_CLASS: u8 = 1;
+
+#[derive(Debug, Clone, Copy)]
+struct Job {
+    arrival: f64,
+    service: f64,
+}
+
+/// Time integral of the number of servers with queue `>= i`, updated lazily per level, so each
+/// arrival or departure costs O(1) whatever the number of levels.
+#[derive(Debug, Default)]
+struct Levels {
+    count_ge: Vec<u32>,
+    area: Vec<f64>,
+    last: Vec<f64>,
+    open: bool,
+}
+
+impl Levels {
+    fn new(n: usize) -> Self {
+        Levels { count_ge: vec![n as u32], area: vec![0.0], last: vec![0.0], open: false }
+    }
+
+    #[inline]
+    fn change(&mut self, level: usize, up: bool, t: f64) {
+        if level >= self.count_ge.len() {
+            self.count_ge.push(0);
+            self.area.push(0.0);
+            self.last.push(t);
+        }
+        if self.open {
+            self.area[level] += f64::from(self.count_ge[level]) * (t - self.last[level]);
+            self.last[level] = t;
+        }
+        if up {
+            self.count_ge[level] += 1;
+        } else {
+            self.count_ge[level] -= 1;
+        }
+    }
+
+    fn open(&mut self, t: f64) {
+        self.open = true;
+        self.last.iter_mut().for_each(|l| *l = t);
+        self.area.iter_mut().for_each(|a| *a = 0.0);
+    }
+
+    fn close(&mut self, t: f64) {
+        if !self.open {
+            return;
+        }
+        for ((a, &c), l) in self.area.iter_mut().zip(&self.count_ge).zip(&self.last) {
+            *a += f64::from(c) * (t - l);
+        }
+        self.open = false;
+    }
+}
+
+/// Runs one replication: `workload` draws arrivals and demands, `coins` is the policy's own.
+pub fn simulate<P: Policy>(
+    farm: &Farm,
+    len: RunLength,
+    opts: SimOptions,
+    mut policy: P,
+    mut workload: SimRng,
+    mut coins: SimRng,
+) -> RepStats {
+    let n = farm.rates.len();
+    let arrival_rate = farm.arrival_rate();
+    let total = len.warmup + len.requests;
+    let mid = len.warmup + len.requests / 2;
+    let (live, dispatch_updates) = match opts.info {
+        Information::Live => (true, true),
+        Information::Board { local, .. } => (false, local),
+    };
+
+    let mut stats = RepStats { picks: vec![0; n], ..RepStats::default() };
+    let mut table = LoadTable::new(n, P::NEEDS_SHORTEST);
+    let mut queues: Vec<VecDeque<Job>> = vec![VecDeque::new(); n];
+    let mut levels = opts.track_levels.then(|| Levels::new(n));
+    let mut sim = Simulation::with_capacity(n + 2);
+
+    let mut arrivals = 0u64;
+    let (mut t_first, mut t_mid) = (f64::INFINITY, f64::INFINITY);
+
+    let first: f64 = workload.sample(Exp1);
+    sim.schedule(SimTime::new(first / arrival_rate), Event::Arrival).expect("future");
+    if let Information::Board { period, .. } = opts.info {
+        sim.schedule_class(SimTime::new(period), POST_CLASS, Event::Post).expect("future");
+    }
+
+    while let Some(event) = sim.next_event() {
+        stats.events += 1;
+        let now = sim.now();
+        let t = now.get();
+        match event {
+            Event::Arrival => {
+                if arrivals == len.warmup {
+                    t_first = t;
+                    stats.max_queue = queues.iter().map(|q| q.len() as u32).max().unwrap_or(0);
+                    if let Some(l) = &mut levels {
+                        l.open(t);
+                    }
+                }
+                if arrivals == mid {
+                    t_mid = t;
+                }
+                let demand: f64 = workload.sample(Exp1);
+                let s = policy.pick(&table, now, &mut coins);
+                let service = demand / farm.rates[s];
+                let q = &mut queues[s];
+                q.push_back(Job { arrival: t, service });
+                let qlen = q.len();
+                if qlen == 1 {
+                    sim.schedule(SimTime::new(t + service), Event::Departure(s as u32))
+                        .expect("future");
+                }
+                if dispatch_updates {
+                    table.inc(s);
+                }
+                if let Some(l) = &mut levels {
+                    l.change(qlen, true, t);
+                }
+                if arrivals >= len.warmup {
+                    stats.max_queue = stats.max_queue.max(qlen as u32);
+                    stats.picks[s] += 1;
+                }
+                if qlen > opts.queue_guard as usize {
+                    stats.stopped = Some(format!(
+                        "stopped: a queue exceeded --queue-guard {} at t = {t:.1}",
+                        opts.queue_guard
+                    ));
+                    break;
+                }
+                arrivals += 1;
+                if arrivals < total {
+                    let gap: f64 = workload.sample(Exp1);
+                    sim.schedule(SimTime::new(t + gap / arrival_rate), Event::Arrival)
+                        .expect("future");
+                } else {
+                    stats.server_time = n as f64 * (t - t_first);
+                    if let Some(l) = &mut levels {
+                        l.close(t);
+                    }
+                }
+            }
+            Event::Departure(s) => {
+                let s = s as usize;
+                let q = &mut queues[s];
+                let qlen = q.len();
+                let job = q.pop_front().expect("a departure from an empty queue");
+                let sojourn = t - job.arrival;
+                if job.arrival >= t_first {
+                    stats.requests += 1;
+                    stats.sum += sojourn;
+                    stats.hist.record(sojourn);
+                    let half = if job.arrival < t_mid {
+                        &mut stats.first_half
+                    } else {
+                        &mut stats.second_half
+                    };
+                    half.0 += 1;
+                    half.1 += sojourn;
+                }
+                policy.on_departure(s, sojourn, now);
+                if live {
+                    table.dec(s);
+                }
+                if let Some(l) = &mut levels {
+                    l.change(qlen, false, t);
+                }
+                if let Some(next) = q.front() {
+                    sim.schedule(SimTime::new(t + next.service), Event::Departure(s as u32))
+                        .expect("future");
+                }
+            }
+            Event::Post => {
+                table.set_all(queues.iter().map(|q| q.len() as u32));
+                if arrivals < total
+                    && let Information::Board { period, .. } = opts.info
+                {
+                    sim.schedule_class(SimTime::new(t + period), POST_CLASS, Event::Post)
+                        .expect("future");
+                }
+            }
+        }
+    }
+    if let Some(l) = &levels {
+        stats.level_area.clone_from(&l.area);
+    }
+    stats
+}

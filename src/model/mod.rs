@@ -1,0 +1,19 @@
+//! The supermarket model: Poisson arrivals dispatched by a policy to a farm of FIFO servers.
+//!
+//! - A farm of `n` FIFO servers; server `i` serves at rate `mu_i`. A request's demand is `Exp(1)`
+//!   and takes `demand / mu_i` at server `i`.
+//! - Arrivals form one Poisson stream of rate `load * sum(mu_i)`.
+//! - The policy picks a server at the arrival instant, reading the [`LoadTable`]; the request then
+//!   waits there, FIFO, until served. A queue length counts the request in service.
+//! - The first `warmup` arrivals are simulated but not measured; the next `requests` are; then no
+//!   more arrivals are generated and the farm drains. Time averages cover the window from the first
+//!   to the last measured arrival.
+//!
+//! [`simulate`] runs one replication on the [`engine`](crate::engine) and returns its
+//! [`RepStats`](crate::stats::RepStats).
+
+mod farm;
+mod load;
+
+pub use farm::{Farm, Information, RunLength, SimOptions, simulate};
+pub use load::LoadTable;

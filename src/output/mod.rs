@@ -1,0 +1,105 @@
+//! Output: one [`Report`] per command, written as a table, CSV or JSON by an [`Exporter`].
+//!
+//! Experiments produce rows as plain `Serialize` structs; [`Report::new`] flattens them into
+//! ordered cells (field order = column order, field name = column name). Each format is one
+//! exporter over the same report, so the three formats cannot disagree about what a row holds.
+//! Table and CSV are deterministic (no timings); JSON carries the run's timing in `run`.
+
+mod csv;
+mod json;
+mod table;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use self::csv::Csv;
+pub use self::json::Json;
+pub use self::table::Table;
+
+/// Timing of a run (JSON only: it varies from run to run).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct RunInfo {
+    /// Wall-clock seconds.
+    pub wall_seconds: f64,
+    /// Events simulated (arrivals, departures, board posts; balls for `bins`, picks for `swrr`).
+    pub events: u64,
+    /// `events / wall_seconds`.
+    pub events_per_second: f64,
+}
+
+/// A command's result: ordered columns and rows, plus notes for human readers.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Command name (`homo`, ...).
+    pub command: String,
+    /// The parameters the command ran with.
+    pub params: Value,
+    /// Column names, in order.
+    pub columns: Vec<String>,
+    /// Rows, each with one value per column.
+    pub rows: Vec<Vec<Value>>,
+    /// A short note per row for the table (`None` for an unremarkable row).
+    pub marks: Vec<Option<String>>,
+    /// Lines printed under the table.
+    pub notes: Vec<String>,
+    /// Timing.
+    pub run: RunInfo,
+}
+
+impl Report {
+    /// A report from serialisable rows (each must serialise to a flat object).
+    pub fn new<R: Serialize>(command: &str, params: &impl Serialize, rows: &[R]) -> Report {
+        let mut columns = Vec::new();
+        let rows: Vec<Vec<Value>> = rows
+            .iter()
+            .map(|r| match serde_json::to_value(r).expect("rows serialise") {
+                Value::Object(map) => {
+                    if columns.is_empty() {
+                        columns = map.keys().cloned().collect();
+                    }
+                    map.into_iter().map(|(_, v)| v).collect()
+                }
+                other => panic!("a row must serialise to an object, got {other}"),
+            })
+            .collect();
+        let marks = vec![None; rows.len()];
+        Report {
+            command: command.to_string(),
+            params: serde_json::to_value(params).expect("params serialise"),
+            columns,
+            rows,
+            marks,
+            notes: Vec::new(),
+            run: RunInfo::default(),
+        }
+    }
+}
+
+/// One output format.
+pub trait Exporter {
+    /// The bytes to write for `report`.
+    fn serialize(&self, report: &Report) -> Vec<u8>;
+}
+
+/// The output format selected with `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Aligned, human-readable table.
+    Table,
+    /// CSV with a header line.
+    Csv,
+    /// One JSON object.
+    Json,
+}
+
+impl Format {
+    /// The exporter for this format.
+    pub fn exporter(self) -> Box<dyn Exporter> {
+        match self {
+            Format::Table => Box::new(Table),
+            Format::Csv => Box::new(Csv),
+            Format::Json => Box::new(Json),
+        }
+    }
+}

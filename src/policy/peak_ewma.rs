@@ -1,0 +1,140 @@
+//! `p2c-pewma`: P2C on tower's Peak-EWMA cost.
+//!
+//! tower 0.4.13 `tower/src/load/peak_ewma.rs` (after Finagle's `PeakEwma.scala`): each server keeps
+//! an RTT estimate `r`. An observation slower than the estimate replaces it at once (the *peak*);
+//! a faster one is blended in with weight `1 - e^(-Δ/τ)`, Δ the time since the estimate was last
+//! updated. Reading the load first applies the same update with an observation of 0, so the
+//! estimate of a server that has not answered for a while decays toward zero. The cost is
+//! `r * (pending + 1)`; P2C samples two distinct servers and the lower cost wins, a tie going to the
+//! first sampled. Here `pending` is the true queue length before the new request joins.
+
+use super::{Policy, two_distinct};
+use crate::engine::SimTime;
+use crate::model::LoadTable;
+use crate::rng::SimRng;
+
+/// One server's Peak-EWMA RTT estimate (tower's `RttEstimate`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RttEstimate {
+    rtt: f64,
+    update_at: f64,
+}
+
+impl RttEstimate {
+    /// An estimate of `rtt` made at time `at`.
+    pub fn new(rtt: f64, at: f64) -> Self {
+        RttEstimate { rtt, update_at: at }
+    }
+
+    /// The current estimate.
+    pub fn get(&self) -> f64 {
+        self.rtt
+    }
+
+    /// Folds in an observation `rtt` made at `now` with decay time constant `tau`.
+    #[inline]
+    pub fn update(&mut self, rtt: f64, now: f64, tau: f64) -> f64 {
+        self.rtt = if self.rtt < rtt {
+            rtt
+        } else {
+            let elapsed = (now - self.update_at).max(0.0);
+            let decay = (-elapsed / tau).exp();
+            self.rtt * decay + rtt * (1.0 - decay)
+        };
+        self.update_at = now;
+        self.rtt
+    }
+}
+
+/// P2C + Peak EWMA.
+#[derive(Debug, Clone)]
+pub struct P2cPeakEwma {
+    est: Vec<RttEstimate>,
+    tau: f64,
+}
+
+impl P2cPeakEwma {
+    /// Over `n >= 2` servers, every estimate 1.0 at time 0, decay constant `tau > 0`.
+    pub fn new(n: usize, tau: f64) -> Self {
+        assert!(n >= 2 && tau > 0.0);
+        P2cPeakEwma { est: vec![RttEstimate::new(1.0, 0.0); n], tau }
+    }
+
+    #[inline]
+    fn cost(&mut self, i: usize, loads: &LoadTable, now: f64) -> f64 {
+        let rtt = self.est[i].update(0.0, now, self.tau);
+        rtt * (f64::from(loads.get(i)) + 1.0)
+    }
+}
+
+impl Policy for P2cPeakEwma {
+    #[inline]
+    fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
+        let (a, b) = two_distinct(rng, self.est.len());
+        let now = now.get();
+        let ca = self.cost(a, loads, now);
+        let cb = self.cost(b, loads, now);
+        if cb < ca { b } else { a }
+    }
+
+    #[inline]
+    fn on_departure(&mut self, server: usize, sojourn: f64, now: SimTime) {
+        self.est[server].update(sojourn, now.get(), self.tau);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slower_observation_replaces_the_estimate() {
+        let mut e = RttEstimate::new(1.0, 0.0);
+        assert_eq!(e.update(3.5, 2.0, 10.0), 3.5);
+        assert_eq!(e, RttEstimate::new(3.5, 2.0));
+    }
+
+    #[test]
+    fn a_faster_observation_is_blended_with_the_decay() {
+        let mut e = RttEstimate::new(4.0, 1.0);
+        let got = e.update(2.0, 6.0, 10.0);
+        let decay = (-0.5f64).exp();
+        assert_eq!(got, 4.0 * decay + 2.0 * (1.0 - decay));
+        assert_eq!(e.update_at, 6.0);
+    }
+
+    #[test]
+    fn an_equal_observation_is_not_a_peak() {
+        // tower compares `self.rtt_ns < rtt`: equal goes through the blend, which keeps it equal.
+        let mut e = RttEstimate::new(2.0, 0.0);
+        assert_eq!(e.update(2.0, 5.0, 10.0), 2.0);
+        assert_eq!(e.update_at, 5.0);
+    }
+
+    #[test]
+    fn reading_decays_toward_zero_and_resets_the_clock() {
+        let mut e = RttEstimate::new(8.0, 0.0);
+        // Reading at t = 10 with tau = 10: 8 e^-1.
+        assert_eq!(e.update(0.0, 10.0, 10.0), 8.0 * (-1.0f64).exp());
+        // A second read at the same instant changes nothing (Δ = 0).
+        let v = e.get();
+        assert_eq!(e.update(0.0, 10.0, 10.0), v);
+        // Compound decay: two reads 5 apart equal one read 10 apart.
+        let mut a = RttEstimate::new(8.0, 0.0);
+        a.update(0.0, 5.0, 10.0);
+        a.update(0.0, 10.0, 10.0);
+        assert!((a.get() - 8.0 * (-1.0f64).exp()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn lower_cost_wins_and_pending_counts() {
+        // Equal estimates: the cost is (queue + 1), so the shorter queue wins.
+        let t = LoadTable::from_values(&[5, 0], false);
+        let mut p = P2cPeakEwma::new(2, 10.0);
+        let mut rng = <SimRng as rand::SeedableRng>::seed_from_u64(1);
+        assert!((0..100).all(|_| p.pick(&t, SimTime::ZERO, &mut rng) == 1));
+        // A large RTT on server 1 outweighs its shorter queue: 1.0 * 6 < 10.0 * 1.
+        p.on_departure(1, 10.0, SimTime::ZERO);
+        assert!((0..100).all(|_| p.pick(&t, SimTime::ZERO, &mut rng) == 0));
+    }
+}

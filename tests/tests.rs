@@ -1,0 +1,6 @@
+//! Integration tests: one binary (see matklad, "Delete Cargo Integration Tests").
+
+mod cli;
+mod determinism;
+mod util;
+mod validation;
