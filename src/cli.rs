@@ -78,7 +78,7 @@ pub struct RunArgs {
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub warmup: Option<String>,
     /// Stop a replication when any queue exceeds this length (bounds memory on unstable runs)
-    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value = "1000000")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value = "100000")]
     pub queue_guard: String,
 }
 

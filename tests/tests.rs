@@ -3,4 +3,5 @@
 mod cli;
 mod determinism;
 mod util;
+mod ux;
 mod validation;

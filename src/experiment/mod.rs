@@ -39,6 +39,12 @@ pub fn run(cfg: &Config, progress: Progress) -> Report {
         Experiment::Stale(s) => stale::run(s, c, progress),
         Experiment::Swrr(s) => swrr::run(s),
     });
+    for (row, mark) in report.rows.iter().zip(&report.marks) {
+        if let Some(m) = mark.as_ref().filter(|m| m.contains("--queue-guard")) {
+            let key: Vec<String> = row.iter().take(2).map(crate::output::cell_text).collect();
+            report.warnings.push(format!("warning: {}: {m}", key.join(" ")));
+        }
+    }
     let wall = start.elapsed().as_secs_f64();
     report.run = RunInfo { wall_seconds: wall, events, events_per_second: events as f64 / wall };
     report

@@ -42,6 +42,9 @@ pub struct Report {
     pub marks: Vec<Option<String>>,
     /// Lines printed under the table.
     pub notes: Vec<String>,
+    /// Problems the user should hear about whatever the format (printed to stderr by the binary),
+    /// e.g. a replication stopped by the queue guard.
+    pub warnings: Vec<String>,
     /// Timing.
     pub run: RunInfo,
 }
@@ -70,9 +73,15 @@ impl Report {
             rows,
             marks,
             notes: Vec::new(),
+            warnings: Vec::new(),
             run: RunInfo::default(),
         }
     }
+}
+
+/// A cell as plain text (CSV rendering).
+pub fn cell_text(v: &Value) -> String {
+    self::csv::cell(v)
 }
 
 /// One output format.

@@ -1,0 +1,3 @@
+//! Throughput benchmark (filled in by the benchmark harness work).
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! Terminal, pipe, file and signal behaviour of the binary.
