@@ -2,6 +2,7 @@
 
 mod cli;
 mod determinism;
+mod experiments;
 mod util;
 mod ux;
 mod validation;

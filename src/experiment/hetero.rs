@@ -67,10 +67,12 @@ pub fn stability(policy: PolicyKind, farm: &Farm, s: &Summary) -> (bool, Option<
             .map(|(share, rate)| share * lambda / rate)
             .fold(0.0, f64::max);
         if worst >= 1.0 {
-            return (
-                false,
-                Some(format!("unstable: a server gets {worst:.2}x its capacity (static split)")),
-            );
+            let mut why =
+                format!("unstable: a server gets {worst:.2}x its capacity (static split)");
+            if let Some(stopped) = &s.stopped {
+                why = format!("{why}; {stopped}");
+            }
+            return (false, Some(why));
         }
         return (true, None);
     }
