@@ -23,6 +23,7 @@ pub mod experiment;
 pub mod model;
 pub mod output;
 pub mod policy;
+pub mod reproduce;
 pub mod rng;
 pub mod stats;
 pub mod theory;

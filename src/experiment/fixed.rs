@@ -12,7 +12,7 @@ use crate::config::{Common, FixedConfig};
 use crate::model::{Farm, Information};
 use crate::output::Report;
 use crate::policy::PolicyKind;
-use crate::stats::{RepStats, median};
+use crate::stats::{RepStats, ci95_half_width, median};
 use crate::theory::{fixed_point, fixed_point_mean};
 
 /// Levels are listed while the fixed point is at least this.
@@ -33,6 +33,8 @@ pub struct FixedRow {
     pub theory: f64,
     /// `s_i` or `T`.
     pub quantity: &'static str,
+    /// 95% Student-t half-width over the per-replication values (empty for one replication).
+    pub sim_ci95: Option<f64>,
 }
 
 /// Runs `fixed`; returns the report and the number of events simulated.
@@ -71,6 +73,7 @@ pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Report, u64) {
                 sim: median(&per_rep),
                 theory,
                 quantity: "s_i",
+                sim_ci95: ci95_half_width(&per_rep),
             });
         }
         let mut pooled = RepStats::default();
@@ -84,6 +87,7 @@ pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Report, u64) {
             sim: pooled.mean(),
             theory: fixed_point_mean(lambda, d),
             quantity: "T",
+            sim_ci95: ci95_half_width(&reps.iter().map(RepStats::mean).collect::<Vec<_>>()),
         });
     }
     let mut report = Report::new("fixed", &params(c, cfg), &rows);

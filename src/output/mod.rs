@@ -7,7 +7,8 @@
 
 mod csv;
 mod json;
-mod table;
+pub mod plot;
+pub mod table;
 
 use serde::Serialize;
 use serde_json::Value;

@@ -24,12 +24,17 @@ pub fn format_number(x: f64) -> String {
     if plain.trim_start_matches('-').len() <= 6 {
         return plain;
     }
-    let mag = x.abs().log10().floor() as i32;
+    // Round to four significant digits first, so that 99.99999 prints as 100.0, not 100.00.
+    let rounded: f64 = format!("{x:.3e}").parse().unwrap_or(x);
+    let mag = rounded.abs().log10().floor() as i32;
     if !(-4..=9).contains(&mag) {
         return format!("{x:.3e}");
     }
+    if mag >= 4 {
+        return format!("{x:.0}");
+    }
     let decimals = (3 - mag).max(0) as usize;
-    format!("{x:.decimals$}")
+    format!("{rounded:.decimals$}")
 }
 
 fn text(v: &Value) -> (String, bool) {
@@ -115,5 +120,7 @@ mod tests {
         assert_eq!(format_number(0.00149123), "0.001491");
         assert_eq!(format_number(1.23456e-7), "1.235e-7");
         assert_eq!(format_number(123456.789), "123457");
+        assert_eq!(format_number(99.99999999999991), "100.0");
+        assert_eq!(format_number(0.099999999), "0.1000");
     }
 }

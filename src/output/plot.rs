@@ -1,0 +1,235 @@
+//! SVG figures drawn from a report: the article's two figures.
+//!
+//! - `fixed`: the fraction of servers with queue `>= i` on a log axis, simulated points over the
+//!   fixed-point lines, one colour per `d`;
+//! - `stale`: mean sojourn against the board period, one line per policy (log axis, since herding
+//!   jsq is tens of times worse than the rest).
+//!
+//! Figures are deterministic (same report, same bytes), so they can be committed and compared.
+
+use plotters::prelude::*;
+use serde_json::Value;
+
+use super::Report;
+
+const SIZE: (u32, u32) = (720, 480);
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+/// The figure for a report, for the commands that have one (`fixed`, `stale`).
+pub fn svg(report: &Report) -> Option<String> {
+    match report.command.as_str() {
+        "fixed" => Some(fixed(report)),
+        "stale" => Some(stale(report)),
+        _ => None,
+    }
+}
+
+fn column(report: &Report, name: &str) -> usize {
+    report.columns.iter().position(|c| c == name).unwrap_or_else(|| panic!("no column {name}"))
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+fn label(x: f64) -> String {
+    super::table::format_number(x)
+}
+
+/// Distinct values of a column, in order of first appearance.
+fn distinct(report: &Report, col: usize) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for row in &report.rows {
+        if !out.contains(&row[col]) {
+            out.push(row[col].clone());
+        }
+    }
+    out
+}
+
+fn fixed(report: &Report) -> String {
+    let (cd, cl, ci, cs, ct) = (
+        column(report, "d"),
+        column(report, "lambda"),
+        column(report, "i"),
+        column(report, "sim"),
+        column(report, "theory"),
+    );
+    let levels: Vec<&Vec<Value>> = report.rows.iter().filter(|r| r[ci].is_u64()).collect();
+    let max_i = levels.iter().filter_map(|r| r[ci].as_u64()).max().unwrap_or(1) as f64;
+    let positive = levels.iter().flat_map(|r| [num(&r[cs]), num(&r[ct])]).filter(|&v| v > 0.0);
+    let y_min = positive.fold(1.0f64, f64::min).max(1e-9) / 2.0;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        root.fill(&WHITE).expect("drawing into a string");
+        let mut chart = ChartBuilder::on(&root)
+            .caption("Supermarket model: fraction of servers with queue >= i", ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.5..max_i + 0.5, (y_min..1.5).log_scale())
+            .expect("valid ranges");
+        chart
+            .configure_mesh()
+            .x_desc("i (queue length)")
+            .y_desc("s_i")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.0e}"))
+            .draw()
+            .expect("drawing into a string");
+        let groups: Vec<(Value, Value)> = {
+            let mut g: Vec<(Value, Value)> = Vec::new();
+            for r in &levels {
+                let key = (r[cd].clone(), r[cl].clone());
+                if !g.contains(&key) {
+                    g.push(key);
+                }
+            }
+            g
+        };
+        for (k, (d, lambda)) in groups.iter().enumerate() {
+            let color = PALETTE[k % PALETTE.len()];
+            let rows: Vec<&&Vec<Value>> =
+                levels.iter().filter(|r| &r[cd] == d && &r[cl] == lambda).collect();
+            let theory: Vec<(f64, f64)> = rows.iter().map(|r| (num(&r[ci]), num(&r[ct]))).collect();
+            let sim: Vec<(f64, f64)> =
+                rows.iter().map(|r| (num(&r[ci]), num(&r[cs]))).filter(|&(_, y)| y > 0.0).collect();
+            chart
+                .draw_series(LineSeries::new(theory, color.stroke_width(2)))
+                .expect("drawing into a string")
+                .label(format!("d = {d}, lambda = {}: fixed point", label(num(lambda))))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            chart
+                .draw_series(sim.into_iter().map(|p| Circle::new(p, 4, color.stroke_width(2))))
+                .expect("drawing into a string")
+                .label(format!("d = {d}: simulated"))
+                .legend(move |(x, y)| Circle::new((x + 9, y), 4, color.stroke_width(2)));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()
+            .expect("drawing into a string");
+        root.present().expect("drawing into a string");
+    }
+    out
+}
+
+fn stale(report: &Report) -> String {
+    let (cp, cpol, cm) =
+        (column(report, "period"), column(report, "policy"), column(report, "mean"));
+    let periods = distinct(report, cp);
+    let policies = distinct(report, cpol);
+    let means: Vec<f64> = report.rows.iter().map(|r| num(&r[cm])).filter(|v| *v > 0.0).collect();
+    let y_max = means.iter().copied().fold(1.0, f64::max) * 2.0;
+    let y_min = means.iter().copied().fold(f64::INFINITY, f64::min).min(1.0) / 1.5;
+    let period_labels: Vec<String> = periods.iter().map(|p| label(num(p))).collect();
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        root.fill(&WHITE).expect("drawing into a string");
+        let n = periods.len() as f64;
+        let x_label = |x: &f64| {
+            let k = x.round();
+            if (x - k).abs() < 1e-9 && k >= 0.0 && (k as usize) < period_labels.len() {
+                period_labels[k as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        let mut chart = ChartBuilder::on(&root)
+            .caption("Bulletin board: mean sojourn against the board's age", ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(-0.3..n - 0.7, (y_min..y_max).log_scale())
+            .expect("valid ranges");
+        chart
+            .configure_mesh()
+            .x_desc("board period T (0 = live)")
+            .y_desc("mean sojourn")
+            .x_labels(periods.len())
+            .x_label_formatter(&x_label)
+            .draw()
+            .expect("drawing into a string");
+        for (k, policy) in policies.iter().enumerate() {
+            let color = PALETTE[k % PALETTE.len()];
+            let pts: Vec<(f64, f64)> = periods
+                .iter()
+                .enumerate()
+                .filter_map(|(x, p)| {
+                    let row = report.rows.iter().find(|r| &r[cp] == p && &r[cpol] == policy)?;
+                    Some((x as f64, num(&row[cm])))
+                })
+                .collect();
+            let name = policy.as_str().unwrap_or("?").to_string();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                .expect("drawing into a string")
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            chart
+                .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+                .expect("drawing into a string");
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()
+            .expect("drawing into a string");
+        root.present().expect("drawing into a string");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Serialize;
+
+    #[derive(Serialize)]
+    struct Level {
+        d: u32,
+        lambda: f64,
+        i: Option<u32>,
+        sim: f64,
+        theory: f64,
+    }
+
+    #[test]
+    fn non_figure_commands_have_none() {
+        let r = Report::new(
+            "homo",
+            &(),
+            &[Level { d: 1, lambda: 0.5, i: Some(1), sim: 0.5, theory: 0.5 }],
+        );
+        assert!(svg(&r).is_none());
+    }
+
+    #[test]
+    fn the_same_report_draws_the_same_bytes() {
+        let rows: Vec<Level> = (1..5)
+            .map(|i| Level {
+                d: 2,
+                lambda: 0.9,
+                i: Some(i),
+                sim: 0.9f64.powi(i as i32),
+                theory: 0.9f64.powi(i as i32),
+            })
+            .collect();
+        let r = Report::new("fixed", &(), &rows);
+        assert_eq!(svg(&r), svg(&r));
+    }
+}

@@ -1,0 +1,80 @@
+//! The committed `results/` are the contract: regenerate them and compare byte for byte.
+//!
+//! To accept a deliberate change, run `reproduce/run.sh` (or this test with `LBSIM_BLESS=1`) and
+//! say in the commit why the numbers moved.
+
+use std::path::Path;
+
+use lbsim::reproduce::{first_differences, generate};
+
+#[test]
+fn regenerated_results_match_the_committed_ones() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+    let files = generate(None, &|| {}).expect("the reproduction's commands are valid");
+    if std::env::var_os("LBSIM_BLESS").is_some_and(|v| v == "1") {
+        for (name, bytes) in &files {
+            std::fs::write(dir.join(name), bytes).expect("writing results/");
+        }
+        return;
+    }
+    let mut report = Vec::new();
+    for (name, bytes) in &files {
+        match std::fs::read(dir.join(name)) {
+            Ok(committed) if committed == *bytes => {}
+            Ok(committed) => {
+                report.push(format!("results/{name} differs:"));
+                report.extend(first_differences(&committed, bytes, 5));
+            }
+            Err(e) => report.push(format!("results/{name}: cannot read the committed file: {e}")),
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "{}\n\nIf the change is deliberate, regenerate with reproduce/run.sh (or \
+         LBSIM_BLESS=1 cargo test --release --test integration regression) and say in the \
+         commit why the numbers moved.",
+        report.join("\n")
+    );
+}
+
+#[test]
+fn committed_figures_are_well_formed_svg() {
+    // The figures must parse as XML and draw what they claim: fixed has one simulated point per
+    // positive simulated level and a legend entry per d; stale one line per policy.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+    let fixed = std::fs::read_to_string(dir.join("fixed.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&fixed).expect("fixed.svg is XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let texts: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+        .collect();
+    for d in 1..=3 {
+        assert!(texts.iter().any(|t| t == &format!("d = {d}: simulated")), "legend for d = {d}");
+    }
+    let csv = std::fs::read_to_string(dir.join("fixed.csv")).unwrap();
+    let positive = csv
+        .lines()
+        .skip(1)
+        .filter(|l| l.split(',').nth(5) == Some("s_i"))
+        .filter(|l| l.split(',').nth(3).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) > 0.0)
+        .count();
+    let circles = doc.descendants().filter(|n| n.has_tag_name("circle")).count();
+    // One circle per simulated point, plus one per legend marker.
+    assert_eq!(circles, positive + 3);
+
+    let stale = std::fs::read_to_string(dir.join("stale.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&stale).expect("stale.svg is XML");
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    for policy in ["random", "p2c", "p3c", "jsq", "jsq-local"] {
+        assert!(texts.contains(&policy), "legend for {policy}");
+    }
+    let lines = doc.descendants().filter(|n| n.has_tag_name("polyline")).count();
+    assert!(lines >= 5, "one line per policy, got {lines}");
+}
