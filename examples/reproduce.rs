@@ -18,7 +18,7 @@ fn main() -> ExitCode {
     let done = AtomicU64::new(0);
     let progress = || {
         let k = done.fetch_add(1, Ordering::Relaxed) + 1;
-        if k % 20 == 0 || k == total {
+        if k.is_multiple_of(20) || k == total {
             eprintln!("  {k}/{total} replications, {:.0} s", start.elapsed().as_secs_f64());
         }
     };
