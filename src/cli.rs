@@ -7,6 +7,10 @@ use std::path::PathBuf;
 use crate::output::Format;
 
 /// A discrete-event simulator for load-balancing policies.
+///
+/// Times are in mean service times of a rate-1 server; rates are requests per unit of that time;
+/// a load is the fraction of the farm's total capacity. Counts accept `1e6` and `1_000_000`.
+/// Data goes to stdout (or --out), diagnostics and the progress bar to stderr.
 #[derive(Debug, Parser)]
 #[command(name = "lbsim", version, about, long_about = None, after_help = EXAMPLES)]
 pub struct Cli {
@@ -23,100 +27,151 @@ Examples:
   lbsim homo --seeds 5                      the six policies at six loads on 100 servers
   lbsim hetero --format csv -o hetero.csv   slow and fast servers, as CSV into a file
   lbsim stale --periods 0,1,10 --policies random,p2c,jsq
-                                            how old can load information be?";
+                                            how old can load information be?
+
+Exit status: 0 success, 1 output could not be written, 2 usage error, 130 interrupted.
+`lbsim <command> --help` lists each command's options with their defaults and units.";
+
+const BINS_EXAMPLES: &str = "\
+Examples:
+  lbsim bins                                 the default grid (n up to 10^6, d = 1..4)
+  lbsim bins --n 1e6 --d 2 --variants left   always-go-left with two choices
+  lbsim bins --n 1000 --seeds 50 --format csv";
+
+const FIXED_EXAMPLES: &str = "\
+Examples:
+  lbsim fixed                                d = 1, 2, 3 at lambda 0.9 on 1000 servers
+  lbsim fixed --d 2 --lambda 0.5,0.9,0.95 --requests 1e6
+  lbsim fixed --n 100 --d 2 --format csv -o fixed.csv";
+
+const HOMO_EXAMPLES: &str = "\
+Examples:
+  lbsim homo                                 six policies at six loads (about 15 s on 2 cores)
+  lbsim homo --loads 0.9 --policies p2c,jsq --requests 1e5
+  lbsim homo --servers 1000 --loads 0.95 --format csv | head -n 3";
+
+const HETERO_EXAMPLES: &str = "\
+Examples:
+  lbsim hetero                               20 slow (rate 0.5) and 80 fast (rate 1) servers
+  lbsim hetero --policies swrr,p2c,p2c-pewma --tau 1
+  lbsim hetero --slow 50 --fast 50 --slow-rate 0.25 --load 0.7 --format json";
+
+const STALE_EXAMPLES: &str = "\
+Examples:
+  lbsim stale                                the bulletin board at eight periods
+  lbsim stale --periods 0,10,50 --policies random,p2c,jsq
+  lbsim stale --servers 1000 --load 0.95 --seeds 3 --format csv";
+
+const SWRR_EXAMPLES: &str = "\
+Examples:
+  lbsim swrr --trace 5,1,1                   one cycle of NGINX's algorithm, step by step
+  lbsim swrr                                 smooth against expanded on the default weight sets
+  lbsim swrr --weights '3,1;10,1,1' --format csv";
 
 /// Options accepted by every command (before or after the command name).
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
-    /// Replications per scenario [default: 5; 3 for `fixed`]
-    #[arg(long, global = true, allow_negative_numbers = true, value_name = "N")]
+    /// Replications per scenario, 1 to 10000 [default: 5; 3 for `fixed`]
+    #[arg(long, global = true, allow_hyphen_values = true, value_name = "N")]
     pub seeds: Option<String>,
-    /// Base seed: every random stream is derived from it
-    #[arg(
-        long,
-        global = true,
-        allow_negative_numbers = true,
-        value_name = "S",
-        default_value = "1"
-    )]
+    /// Base seed (integer, 0 to 2^64-1): every random stream is derived from it
+    #[arg(long, global = true, allow_hyphen_values = true, value_name = "S", default_value = "1")]
     pub seed: String,
-    /// Output format
+    /// Output format: an aligned table, CSV with a header line, or one JSON object
     #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Worker threads [default: all cores]; the output does not depend on it
-    #[arg(long, global = true, allow_negative_numbers = true, value_name = "N")]
+    /// Worker threads, 1 to 1024 [default: all cores]; the output does not depend on it
+    #[arg(long, global = true, allow_hyphen_values = true, value_name = "N")]
     pub threads: Option<String>,
-    /// Write the output to FILE (atomically: a temporary file, then a rename) instead of stdout
+    /// Write the output to FILE instead of stdout (atomically: a temporary file beside it, then a
+    /// rename; on error or interrupt FILE is left as it was) [default: stdout]
     #[arg(short = 'o', long = "out", global = true, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Do not show the progress bar (it is only shown on a terminal, for runs over a second);
+    /// errors and warnings are still printed
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 }
 
 /// The experiments.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Static balls into bins: max load with d choices (Azar et al.; Vöcking's always-go-left)
+    #[command(after_help = BINS_EXAMPLES)]
     Bins(BinsArgs),
     /// Supermarket model against its mean-field fixed point s_i = lambda^((d^i-1)/(d-1))
+    #[command(
+        after_help = FIXED_EXAMPLES,
+        mut_arg("requests", |a| a.help(
+            "Measured arrivals per replication, 2 to 10^12 (accepts 1e6 or 1_000_000) \
+             [default: 5000000]")),
+        mut_arg("warmup", |a| a.help(
+            "Arrivals simulated before measuring starts, 0 to 10^12 [default: 500000]")),
+    )]
     Fixed(FixedArgs),
     /// Homogeneous farm: policies across loads
+    #[command(after_help = HOMO_EXAMPLES)]
     Homo(HomoArgs),
     /// Heterogeneous farm (slow and fast servers): where static weights fail
+    #[command(after_help = HETERO_EXAMPLES)]
     Hetero(HeteroArgs),
     /// Periodic bulletin board: how useful is old load information?
+    #[command(after_help = STALE_EXAMPLES)]
     Stale(StaleArgs),
     /// Smooth weighted round robin: one-cycle trace, and smoothness against the expanded list
+    #[command(after_help = SWRR_EXAMPLES)]
     Swrr(SwrrArgs),
 }
 
 /// Warm-up and measured arrivals, and the runaway guard.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Run length")]
 pub struct RunArgs {
-    /// Measured arrivals per replication (accepts 1e6 or 1_000_000)
-    #[arg(long, allow_negative_numbers = true, value_name = "N")]
+    /// Measured arrivals per replication, 2 to 10^12 (accepts 1e6 or 1_000_000)
+    /// [default: 1000000]
+    #[arg(long, allow_hyphen_values = true, value_name = "N")]
     pub requests: Option<String>,
-    /// Arrivals simulated before measuring starts
-    #[arg(long, allow_negative_numbers = true, value_name = "N")]
+    /// Arrivals simulated before measuring starts, 0 to 10^12 [default: 100000]
+    #[arg(long, allow_hyphen_values = true, value_name = "N")]
     pub warmup: Option<String>,
-    /// Stop a replication when any queue exceeds this length (bounds memory on unstable runs)
-    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value = "100000")]
+    /// Stop a replication when any queue exceeds N requests, 1 to 10^9 (bounds memory on
+    /// unstable runs; a stopped row is marked and a warning goes to stderr)
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "100000")]
     pub queue_guard: String,
 }
 
 /// `lbsim bins`
 #[derive(Debug, Args)]
 pub struct BinsArgs {
-    /// Numbers of balls and bins (comma-separated)
+    /// Numbers of balls (= bins), comma-separated, each 1 to 10^8
     #[arg(
         long,
-        allow_negative_numbers = true,
+        allow_hyphen_values = true,
         value_name = "LIST",
         default_value = "1000,10000,100000,1000000"
     )]
     pub n: String,
-    /// Choices per ball (comma-separated)
-    #[arg(long, allow_negative_numbers = true, value_name = "LIST", default_value = "1,2,3,4")]
+    /// Choices per ball, comma-separated, each 1 to 64 and at most the smallest --n
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "1,2,3,4")]
     pub d: String,
-    /// Variants: `uniform` (d independent choices) and `left` (always-go-left, d >= 2 only)
-    #[arg(
-        long,
-        allow_negative_numbers = true,
-        value_name = "LIST",
-        default_value = "uniform,left"
-    )]
+    /// Variants, comma-separated: `uniform` (d independent choices) and `left` (always-go-left,
+    /// run for d >= 2 only)
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "uniform,left")]
     pub variants: String,
 }
 
 /// `lbsim fixed`
 #[derive(Debug, Args)]
 pub struct FixedArgs {
-    /// Servers
-    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value = "1000")]
+    /// Servers (all of rate 1), 1 to 10^6
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "1000")]
     pub n: String,
-    /// Utilisations, 0 < lambda < 1 (comma-separated)
-    #[arg(long, allow_negative_numbers = true, value_name = "LIST", default_value = "0.9")]
+    /// Utilisations, comma-separated, each with 0 < lambda < 1 (fraction of capacity)
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "0.9")]
     pub lambda: String,
-    /// Choices (comma-separated; 1 is random)
-    #[arg(long, allow_negative_numbers = true, value_name = "LIST", default_value = "1,2,3")]
+    /// Choices, comma-separated, each 1 to 100 and at most --n (1 is random, 2 is p2c)
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "1,2,3")]
     pub d: String,
     /// Warm-up and measured arrivals [defaults: --requests 5000000 --warmup 500000]
     #[command(flatten)]
@@ -126,27 +181,28 @@ pub struct FixedArgs {
 /// `lbsim homo`
 #[derive(Debug, Args)]
 pub struct HomoArgs {
-    /// Servers (all of rate 1)
-    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value = "100")]
+    /// Servers (all of rate 1), 1 to 10^6
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "100")]
     pub servers: String,
-    /// Utilisations, 0 < load < 1 (comma-separated)
+    /// Utilisations, comma-separated, each with 0 < load < 1 (fraction of capacity)
     #[arg(
         long,
-        allow_negative_numbers = true,
+        allow_hyphen_values = true,
         value_name = "LIST",
         default_value = "0.5,0.7,0.8,0.9,0.95,0.99"
     )]
     pub loads: String,
-    /// Policies (comma-separated): random, rr, swrr, p2c, p3c, pNc, p2c-repl, jsq, p2c-pewma
+    /// Policies, comma-separated: random, rr, swrr, p2c, p3c, pNc (N <= 100), p2c-repl, jsq,
+    /// p2c-pewma
     #[arg(
         long,
-        allow_negative_numbers = true,
+        allow_hyphen_values = true,
         value_name = "LIST",
         default_value = "random,rr,p2c,p2c-repl,p3c,jsq"
     )]
     pub policies: String,
-    /// Peak-EWMA decay time constant, in mean service times (p2c-pewma only)
-    #[arg(long, allow_negative_numbers = true, value_name = "T", default_value = "10")]
+    /// Peak-EWMA decay time constant, > 0, in mean service times (p2c-pewma only)
+    #[arg(long, allow_hyphen_values = true, value_name = "T", default_value = "10")]
     pub tau: String,
     /// Warm-up and measured arrivals [defaults: --requests 1000000 --warmup 100000]
     #[command(flatten)]
@@ -156,31 +212,33 @@ pub struct HomoArgs {
 /// `lbsim hetero`
 #[derive(Debug, Args)]
 pub struct HeteroArgs {
-    /// Slow servers (listed first)
-    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value = "20")]
+    /// Slow servers (listed first), 0 to 10^6
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "20")]
     pub slow: String,
-    /// Service rate of a slow server
-    #[arg(long, allow_negative_numbers = true, value_name = "RATE", default_value = "0.5")]
+    /// Service rate of a slow server, 10^-6 to 10^6, in requests per mean service time of a
+    /// rate-1 server
+    #[arg(long, allow_hyphen_values = true, value_name = "RATE", default_value = "0.5")]
     pub slow_rate: String,
-    /// Fast servers
-    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value = "80")]
+    /// Fast servers, 0 to 10^6 (at least one server in all)
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "80")]
     pub fast: String,
-    /// Service rate of a fast server
-    #[arg(long, allow_negative_numbers = true, value_name = "RATE", default_value = "1")]
+    /// Service rate of a fast server, 10^-6 to 10^6, same unit as --slow-rate
+    #[arg(long, allow_hyphen_values = true, value_name = "RATE", default_value = "1")]
     pub fast_rate: String,
-    /// Utilisation of the total capacity, 0 < load < 1
-    #[arg(long, allow_negative_numbers = true, value_name = "LOAD", default_value = "0.8")]
+    /// Utilisation of the total capacity, 0 < load < 1 (arrival rate = load x sum of rates)
+    #[arg(long, allow_hyphen_values = true, value_name = "LOAD", default_value = "0.8")]
     pub load: String,
-    /// Policies (comma-separated): random, rr, swrr, p2c, p3c, pNc, p2c-repl, jsq, p2c-pewma
+    /// Policies, comma-separated: random, rr, swrr, p2c, p3c, pNc (N <= 100), p2c-repl, jsq,
+    /// p2c-pewma
     #[arg(
         long,
-        allow_negative_numbers = true,
+        allow_hyphen_values = true,
         value_name = "LIST",
         default_value = "random,rr,swrr,p2c,jsq,p2c-pewma"
     )]
     pub policies: String,
-    /// Peak-EWMA decay time constant, in mean service times of a rate-1 server
-    #[arg(long, allow_negative_numbers = true, value_name = "T", default_value = "10")]
+    /// Peak-EWMA decay time constant, > 0, in mean service times of a rate-1 server
+    #[arg(long, allow_hyphen_values = true, value_name = "T", default_value = "10")]
     pub tau: String,
     /// Warm-up and measured arrivals [defaults: --requests 1000000 --warmup 100000]
     #[command(flatten)]
@@ -190,24 +248,26 @@ pub struct HeteroArgs {
 /// `lbsim stale`
 #[derive(Debug, Args)]
 pub struct StaleArgs {
-    /// Servers (all of rate 1)
-    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value = "100")]
+    /// Servers (all of rate 1), 1 to 10^6
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "100")]
     pub servers: String,
-    /// Utilisation, 0 < load < 1
-    #[arg(long, allow_negative_numbers = true, value_name = "LOAD", default_value = "0.9")]
+    /// Utilisation, 0 < load < 1 (fraction of capacity)
+    #[arg(long, allow_hyphen_values = true, value_name = "LOAD", default_value = "0.9")]
     pub load: String,
-    /// Board periods T in mean service times (comma-separated; 0 = live queue lengths)
+    /// Board periods T, comma-separated, in mean service times: 0 (live queue lengths) or at
+    /// least 0.001
     #[arg(
         long,
-        allow_negative_numbers = true,
+        allow_hyphen_values = true,
         value_name = "LIST",
         default_value = "0,0.5,1,2,5,10,20,50"
     )]
     pub periods: String,
-    /// Policies (comma-separated): random, rr, p2c, p3c, pNc, p2c-repl, jsq, jsq-local
+    /// Policies, comma-separated: random, rr, swrr, p2c, p3c, pNc (N <= 100), p2c-repl, jsq,
+    /// jsq-local
     #[arg(
         long,
-        allow_negative_numbers = true,
+        allow_hyphen_values = true,
         value_name = "LIST",
         default_value = "random,p2c,p3c,jsq,jsq-local"
     )]
@@ -220,12 +280,14 @@ pub struct StaleArgs {
 /// `lbsim swrr`
 #[derive(Debug, Args)]
 pub struct SwrrArgs {
-    /// Print one cycle of the smooth algorithm for these integer weights (e.g. 5,1,1)
-    #[arg(long, allow_negative_numbers = true, value_name = "WEIGHTS")]
+    /// Print one cycle of the smooth algorithm for these integer weights, each 1 to 10^6
+    /// (e.g. 5,1,1; the cycle, the sum of the weights, times the servers at most 10^6)
+    #[arg(long, allow_hyphen_values = true, value_name = "WEIGHTS")]
     pub trace: Option<String>,
-    /// Weight sets to compare, separated by `;` [default: 5,1,1; 1,1,1; 3,2,1; 4,3,2,1; 10,1;
+    /// Weight sets to compare, separated by `;`, each a comma-separated list of integers 1 to
+    /// 10^6 (cycle times servers at most 10^8) [default: 5,1,1; 1,1,1; 3,2,1; 4,3,2,1; 10,1;
     /// 100,1,1; 1,2; and 20x1 + 80x2 (100 servers)]
-    #[arg(long, allow_negative_numbers = true, value_name = "SETS")]
+    #[arg(long, allow_hyphen_values = true, value_name = "SETS")]
     pub weights: Option<String>,
 }
 

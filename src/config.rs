@@ -4,7 +4,7 @@
 //! names the option and says what is accepted. Nothing below this module sees clap types.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -26,7 +26,26 @@ impl fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 fn bad(option: &str, value: &str, accepted: impl fmt::Display) -> UsageError {
-    UsageError(format!("invalid value '{value}' for {option}: {accepted}"))
+    UsageError(format!("invalid value '{}' for {option}: {accepted}", shown(value)))
+}
+
+/// A user's value as it may appear in a one-line message: control characters escaped, and cut
+/// short if very long.
+fn shown(value: &str) -> String {
+    const MAX: usize = 60;
+    let mut out = String::new();
+    for (i, c) in value.chars().enumerate() {
+        if i == MAX {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Upper bounds that keep a run within memory and within a human lifetime.
@@ -45,6 +64,32 @@ pub mod limits {
     pub const MIN_PERIOD: f64 = 1e-3;
     /// Largest service rate or weight ratio handled.
     pub const RATE: f64 = 1e6;
+    /// Smallest service rate (times stay within a few orders of magnitude of a service time).
+    pub const MIN_RATE: f64 = 1e-6;
+    /// Smallest load: below it the simulated clock grows so large that a sojourn time is lost in
+    /// the rounding of the time stamps.
+    pub const MIN_LOAD: f64 = 1e-6;
+    /// Server updates by board posts per replication in `stale` (servers x posts).
+    pub const BOARD_UPDATES: f64 = 1e12;
+    /// Levels (output rows) per `(lambda, d)` in `fixed`.
+    pub const LEVELS: u64 = 10_000;
+    /// Rows printed by `swrr --trace` times the servers in each.
+    pub const TRACE_CELLS: u64 = 1_000_000;
+    /// Cycle times servers, per weight set compared by `swrr`.
+    pub const SWRR_WORK: u64 = 100_000_000;
+    /// Simulated time per replication, in mean service times of the fastest server: beyond it the
+    /// clock's rounding (2^-52 of the time) is no longer small against a service time.
+    pub const HORIZON: f64 = 1e12;
+    /// Choices of `pNc` and of `fixed --d` (a pick samples N distinct servers, in O(N^2)).
+    pub const CHOICES: u32 = 100;
+    /// `swrr`'s cycle times servers (computed once per replication, one O(n) step per pick).
+    pub const SWRR_SETUP: u64 = 1_000_000_000;
+    /// Memory the replications running at once may hold, in bytes.
+    pub const MEMORY: u64 = 8 << 30;
+    /// Bytes a farm holds per server in one replication (queues, load table, counters).
+    pub const BYTES_PER_SERVER: u64 = 100;
+    /// Bytes `bins` holds per bin in one replication.
+    pub const BYTES_PER_BIN: u64 = 2;
 }
 
 /// Parses a count: digits with optional `_` separators, or an exact integer in `1e6` notation.
@@ -52,8 +97,15 @@ pub fn parse_count(option: &str, s: &str, min: u64, max: u64) -> Result<u64, Usa
     let accepted = || format!("expected an integer from {min} to {max}");
     let t = s.trim().replace('_', "");
     let v = if let Some((m, e)) = t.split_once(['e', 'E']) {
-        let m: u64 = m.parse().map_err(|_| bad(option, s, accepted()))?;
+        // `1.5e6` is the integer 15 times 10^5: the exponent must cover the decimals.
+        let (int, frac) = m.split_once('.').unwrap_or((m, ""));
+        let digits = || int.bytes().chain(frac.bytes());
+        if int.is_empty() || !digits().all(|b| b.is_ascii_digit()) {
+            return Err(bad(option, s, accepted()));
+        }
+        let m: u64 = format!("{int}{frac}").parse().map_err(|_| bad(option, s, accepted()))?;
         let e: u32 = e.parse().map_err(|_| bad(option, s, accepted()))?;
+        let e = e.checked_sub(frac.len() as u32).ok_or_else(|| bad(option, s, accepted()))?;
         10u64
             .checked_pow(e)
             .and_then(|p| m.checked_mul(p))
@@ -92,11 +144,11 @@ pub fn parse_list<T: PartialEq>(
     let mut out: Vec<T> = Vec::new();
     for part in s.split(',') {
         if part.trim().is_empty() {
-            return Err(UsageError(format!("{option} has an empty item in '{s}'")));
+            return Err(UsageError(format!("{option} has an empty item in '{}'", shown(s))));
         }
         let v = item(part.trim())?;
         if out.contains(&v) {
-            return Err(UsageError(format!("{option} lists '{}' twice", part.trim())));
+            return Err(UsageError(format!("{option} lists '{}' twice", shown(part.trim()))));
         }
         out.push(v);
     }
@@ -104,16 +156,117 @@ pub fn parse_list<T: PartialEq>(
 }
 
 fn load(option: &str, s: &str) -> Result<f64, UsageError> {
-    parse_f64(option, s, |x| x > 0.0 && x < 1.0, "expected a utilisation with 0 < load < 1")
+    parse_f64(
+        option,
+        s,
+        |x| (limits::MIN_LOAD..1.0).contains(&x),
+        "expected a utilisation with 0 < load < 1 (at least 1e-6)",
+    )
 }
 
 fn rate(option: &str, s: &str) -> Result<f64, UsageError> {
     parse_f64(
         option,
         s,
-        |x| x > 0.0 && x <= limits::RATE,
-        &format!("expected a rate with 0 < rate <= {}", limits::RATE),
+        |x| (limits::MIN_RATE..=limits::RATE).contains(&x),
+        "expected a rate from 1e-6 to 1e6",
     )
+}
+
+/// Refuses an `--out` that cannot name a file: empty, a directory, or in a missing directory.
+fn check_out(out: &Path) -> Result<(), UsageError> {
+    let text = out.to_string_lossy();
+    let shown = shown(&text);
+    if text.is_empty() || text.ends_with('/') || out.is_dir() || out.file_name().is_none() {
+        return Err(UsageError(format!(
+            "invalid value '{shown}' for --out: expected a file name, not a directory"
+        )));
+    }
+    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(UsageError(format!(
+            "invalid value '{shown}' for --out: directory '{}' does not exist",
+            self::shown(&dir.to_string_lossy())
+        )));
+    }
+    Ok(())
+}
+
+/// Number of levels `fixed` lists for `(lambda, d)`: the `i` with `s_i >= MIN_THEORY`, that is
+/// `(1 + d + ... + d^(i-1)) * ln(lambda) >= ln(MIN_THEORY)`; saturates above [`limits::LEVELS`].
+fn fixed_levels(lambda: f64, d: u32) -> u64 {
+    let budget = crate::experiment::fixed::MIN_THEORY.ln() / lambda.ln();
+    if d == 1 {
+        return budget.min(u64::MAX as f64) as u64;
+    }
+    let (mut exponent, mut power, mut levels) = (0.0, 1.0, 0);
+    loop {
+        exponent += power;
+        if exponent > budget || levels > limits::LEVELS {
+            return levels;
+        }
+        levels += 1;
+        power *= f64::from(d);
+    }
+}
+
+/// Refuses runs whose clock would outgrow its precision: `run` arrivals at total rate `arrival_rate`
+/// last about `arrivals / arrival_rate` time units, measured against the fastest service time.
+fn check_horizon(run: &RunConfig, arrival_rate: f64, fastest: f64) -> Result<(), UsageError> {
+    let arrivals = (run.warmup + run.requests) as f64;
+    let horizon = arrivals / arrival_rate * fastest;
+    if horizon > limits::HORIZON {
+        return Err(UsageError(format!(
+            "--requests plus --warmup ({arrivals:.0e}) at this load and farm size simulate about {horizon:.1e} service times, beyond the clock's precision (at most {:.0e}): raise the load or the number of servers, or lower --requests",
+            limits::HORIZON
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses `swrr` on farms whose cycle (sum of the integer weights) times servers is too long to
+/// precompute.
+fn check_swrr(policies: &[PolicyKind], rates: &[f64]) -> Result<(), UsageError> {
+    if !policies.contains(&PolicyKind::Swrr) {
+        return Ok(());
+    }
+    let cycle: u64 = integer_weights(rates).iter().sum();
+    if cycle > SWRR_MAX_CYCLE {
+        return Err(UsageError(format!(
+            "--policies swrr: the rates give integer weights whose cycle ({cycle}) exceeds {SWRR_MAX_CYCLE}; use rates with fewer decimals"
+        )));
+    }
+    let work = cycle.saturating_mul(rates.len() as u64);
+    if work > limits::SWRR_SETUP {
+        return Err(UsageError(format!(
+            "--policies swrr: a cycle of {cycle} picks over {} servers is {work} steps to set up; at most {} are accepted: use fewer servers",
+            rates.len(),
+            limits::SWRR_SETUP
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses runs whose replications in flight would hold more than [`limits::MEMORY`].
+fn check_memory(
+    threads: Option<usize>,
+    replications: u64,
+    per_replication: u64,
+    what: &str,
+) -> Result<(), UsageError> {
+    let workers = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        as u64;
+    let at_once = workers.min(replications).max(1);
+    if at_once.saturating_mul(per_replication) > limits::MEMORY {
+        return Err(UsageError(format!(
+            "{what} needs about {} MiB per replication, and {at_once} would run at once (--threads); \
+             at most {} MiB are accepted: use fewer --threads or a smaller farm",
+            per_replication >> 20,
+            limits::MEMORY >> 20
+        )));
+    }
+    Ok(())
 }
 
 /// Options shared by every command.
@@ -313,6 +466,11 @@ fn policies(option: &str, s: &str, allowed: &[&str]) -> Result<Vec<PolicyKind>, 
         let kind = PolicyKind::parse(p).ok_or_else(|| {
             bad(option, p, format!("unknown policy; valid policies: {POLICY_NAMES}"))
         })?;
+        if let PolicyKind::PnC(d) = kind
+            && d > limits::CHOICES
+        {
+            return Err(bad(option, p, format!("pNc takes 2 <= N <= {}", limits::CHOICES)));
+        }
         let base = match kind {
             PolicyKind::PnC(_) => "pNc".to_string(),
             k => k.name(),
@@ -356,7 +514,7 @@ fn check_replications(seeds: u64, scenarios: usize) -> Result<(), UsageError> {
     Ok(())
 }
 
-fn weights(option: &str, s: &str) -> Result<Vec<u64>, UsageError> {
+fn weights(option: &str, s: &str, max_work: u64) -> Result<Vec<u64>, UsageError> {
     let w: Vec<u64> = s
         .split(',')
         .map(|x| parse_count(option, x, 1, limits::RATE as u64))
@@ -364,8 +522,13 @@ fn weights(option: &str, s: &str) -> Result<Vec<u64>, UsageError> {
         .map_err(|_| {
             bad(option, s, "expected comma-separated integer weights from 1 to 1000000")
         })?;
-    if w.iter().sum::<u64>() * w.len() as u64 > 100_000_000 {
-        return Err(bad(option, s, "a cycle (sum of weights) times servers must be at most 10^8"));
+    let work = w.iter().sum::<u64>().saturating_mul(w.len() as u64);
+    if work > max_work {
+        return Err(bad(
+            option,
+            s,
+            format!("a cycle (sum of weights) times servers must be at most {max_work}"),
+        ));
     }
     Ok(w)
 }
@@ -387,6 +550,9 @@ impl Config {
             Some(s) => Some(parse_count("--threads", s, 1, 1024)? as usize),
             None => None,
         };
+        if let Some(out) = &g.out {
+            check_out(out)?;
+        }
         let common = Common { seeds, seed, format: g.format, threads, out: g.out.clone() };
         let servers = |opt: &str, s: &str, min: u64| -> Result<usize, UsageError> {
             Ok(parse_count(opt, s, min, limits::SERVERS)? as usize)
@@ -407,21 +573,46 @@ impl Config {
                     )));
                 }
                 check_replications(seeds, n.len() * d.len() * variants.len())?;
+                let largest = n.iter().copied().max().unwrap_or(0);
+                check_memory(
+                    threads,
+                    seeds * n.len() as u64,
+                    largest * limits::BYTES_PER_BIN,
+                    &format!("--n {largest}"),
+                )?;
                 Experiment::Bins(BinsConfig { n, d, variants })
             }
             Command::Fixed(a) => {
                 let n = servers("--n", &a.n, 1)?;
                 let lambda = parse_list("--lambda", &a.lambda, |s| load("--lambda", s))?;
                 let d = parse_list("--d", &a.d, |s| {
-                    Ok(parse_count("--d", s, 1, limits::SERVERS)? as u32)
+                    Ok(parse_count("--d", s, 1, u64::from(limits::CHOICES))? as u32)
                 })?;
                 if let Some(&dd) = d.iter().find(|&&dd| dd as usize > n) {
                     return Err(UsageError(format!(
                         "--d {dd} is larger than the farm (--n {n}); d distinct choices need d <= n"
                     )));
                 }
+                for (&l, &dd) in lambda.iter().flat_map(|l| d.iter().map(move |dd| (l, dd))) {
+                    let levels = fixed_levels(l, dd);
+                    if levels > limits::LEVELS {
+                        return Err(UsageError(format!(
+                            "--lambda {l} with --d {dd} lists {levels} levels (s_i >= {}); at most {} are accepted: lower --lambda or raise --d",
+                            crate::experiment::fixed::MIN_THEORY,
+                            limits::LEVELS
+                        )));
+                    }
+                }
                 check_replications(seeds, lambda.len() * d.len())?;
+                check_memory(
+                    threads,
+                    seeds * (lambda.len() * d.len()) as u64,
+                    n as u64 * limits::BYTES_PER_SERVER,
+                    &format!("--n {n}"),
+                )?;
                 let run = run_config(&a.run, 5_000_000, 500_000)?;
+                let lowest = lambda.iter().copied().fold(1.0, f64::min);
+                check_horizon(&run, lowest * n as f64, 1.0)?;
                 Experiment::Fixed(FixedConfig { n, lambda, d, run })
             }
             Command::Homo(a) => {
@@ -429,9 +620,18 @@ impl Config {
                 let loads = parse_list("--loads", &a.loads, |s| load("--loads", s))?;
                 let policies = policies("--policies", &a.policies, FARM_POLICIES)?;
                 check_farm_size(&policies, servers, "--servers")?;
+                check_swrr(&policies, &vec![1.0; servers])?;
                 let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
                 check_replications(seeds, loads.len() * policies.len())?;
+                check_memory(
+                    threads,
+                    seeds * (loads.len() * policies.len()) as u64,
+                    servers as u64 * limits::BYTES_PER_SERVER,
+                    &format!("--servers {servers}"),
+                )?;
                 let run = run_config(&a.run, 1_000_000, 100_000)?;
+                let lowest = loads.iter().copied().fold(1.0, f64::min);
+                check_horizon(&run, lowest * servers as f64, 1.0)?;
                 Experiment::Homo(HomoConfig { servers, loads, policies, tau, run })
             }
             Command::Hetero(a) => {
@@ -451,17 +651,20 @@ impl Config {
                 check_farm_size(&policies, slow + fast, "--slow plus --fast")?;
                 let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
                 check_replications(seeds, policies.len())?;
+                check_memory(
+                    threads,
+                    seeds * policies.len() as u64,
+                    (slow + fast) as u64 * limits::BYTES_PER_SERVER,
+                    &format!("--slow plus --fast ({})", slow + fast),
+                )?;
                 let run = run_config(&a.run, 1_000_000, 100_000)?;
+                let capacity = slow as f64 * slow_rate + fast as f64 * fast_rate;
+                let fastest = if fast > 0 { fast_rate } else { 0.0 };
+                let fastest = fastest.max(if slow > 0 { slow_rate } else { 0.0 });
+                check_horizon(&run, load * capacity, fastest)?;
                 let cfg =
                     HeteroConfig { slow, slow_rate, fast, fast_rate, load, policies, tau, run };
-                if cfg.policies.contains(&PolicyKind::Swrr) {
-                    let cycle: u64 = integer_weights(&cfg.rates()).iter().sum();
-                    if cycle > SWRR_MAX_CYCLE {
-                        return Err(UsageError(format!(
-                            "swrr: the rates {slow_rate} and {fast_rate} give integer weights whose cycle ({cycle}) exceeds {SWRR_MAX_CYCLE}; use rates with fewer decimals"
-                        )));
-                    }
-                }
+                check_swrr(&cfg.policies, &cfg.rates())?;
                 Experiment::Hetero(cfg)
             }
             Command::Stale(a) => {
@@ -477,20 +680,59 @@ impl Config {
                 })?;
                 let policies = policies("--policies", &a.policies, STALE_POLICIES)?;
                 check_farm_size(&policies, servers, "--servers")?;
+                check_swrr(&policies, &vec![1.0; servers])?;
                 check_replications(seeds, periods.len() * policies.len())?;
+                check_memory(
+                    threads,
+                    seeds * (periods.len() * policies.len()) as u64,
+                    servers as u64 * limits::BYTES_PER_SERVER,
+                    &format!("--servers {servers}"),
+                )?;
                 let run = run_config(&a.run, 1_000_000, 100_000)?;
+                check_horizon(&run, load * servers as f64, 1.0)?;
+                // A post every `period` refreshes every server; the run lasts about
+                // arrivals / (load * servers) time units.
+                let arrivals = (run.warmup + run.requests) as f64;
+                let shortest =
+                    periods.iter().copied().filter(|&p| p > 0.0).fold(f64::MAX, f64::min);
+                let updates = arrivals / (load * servers as f64) / shortest * servers as f64;
+                if shortest < f64::MAX && updates > limits::BOARD_UPDATES {
+                    return Err(UsageError(format!(
+                        "--periods {shortest} at --load {load} means about {updates:.1e} board updates (posts x servers) per replication; at most {:.0e} are accepted: raise the period or the load, or lower --requests",
+                        limits::BOARD_UPDATES
+                    )));
+                }
                 Experiment::Stale(StaleConfig { servers, load, periods, policies, run })
             }
             Command::Swrr(a) => {
-                let trace = a.trace.as_deref().map(|s| weights("--trace", s)).transpose()?;
+                let trace = a
+                    .trace
+                    .as_deref()
+                    .map(|s| weights("--trace", s, limits::TRACE_CELLS))
+                    .transpose()?;
                 let sets = match &a.weights {
                     Some(s) => {
                         if s.trim().is_empty() {
                             return Err(UsageError("--weights needs at least one set".into()));
                         }
-                        s.split(';')
-                            .map(|set| weights("--weights", set.trim()))
-                            .collect::<Result<_, _>>()?
+                        let mut sets: Vec<Vec<u64>> = Vec::new();
+                        for set in s.split(';') {
+                            if set.trim().is_empty() {
+                                return Err(UsageError(format!(
+                                    "--weights has an empty set in '{}'",
+                                    shown(s)
+                                )));
+                            }
+                            let w = weights("--weights", set.trim(), limits::SWRR_WORK)?;
+                            if sets.contains(&w) {
+                                return Err(UsageError(format!(
+                                    "--weights lists '{}' twice",
+                                    shown(set.trim())
+                                )));
+                            }
+                            sets.push(w);
+                        }
+                        sets
                     }
                     None => default_weight_sets(),
                 };
@@ -526,8 +768,54 @@ mod tests {
         assert_eq!(parse_count("--n", "1_000_000", 1, u64::MAX), Ok(1_000_000));
         assert_eq!(parse_count("--n", "1e6", 1, u64::MAX), Ok(1_000_000));
         assert_eq!(parse_count("--n", "25e2", 1, u64::MAX), Ok(2500));
-        for bad in ["", "-1", "1.5", "1e", "e3", "nan", "1e30", "99999999999999999999", "0"] {
+        assert_eq!(parse_count("--n", "1.5e6", 1, u64::MAX), Ok(1_500_000));
+        assert_eq!(parse_count("--n", "2.50e2", 1, u64::MAX), Ok(250));
+        for bad in [
+            "",
+            "-1",
+            "1.5",
+            "1e",
+            "e3",
+            "nan",
+            "1e30",
+            "99999999999999999999",
+            "0",
+            "1.25e1",
+            ".5e3",
+            "1.e3x",
+            "+1.5e3",
+            "1e-3",
+        ] {
             assert!(parse_count("--n", bad, 1, u64::MAX).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn fixed_levels_match_the_fixed_point() {
+        use crate::experiment::fixed::MIN_THEORY;
+        use crate::theory::fixed_point;
+        for (lambda, d) in [(0.9, 1), (0.9, 2), (0.5, 3), (0.99, 1), (0.999_999, 2)] {
+            let direct = (1..).take_while(|&i| fixed_point(lambda, d, i) >= MIN_THEORY).count();
+            assert_eq!(fixed_levels(lambda, d), direct as u64, "lambda {lambda}, d {d}");
+        }
+        assert!(fixed_levels(0.99999, 1) > limits::LEVELS);
+        assert!(fixed_levels(1.0 - 1e-16, 2) < 100);
+    }
+
+    #[test]
+    fn messages_stay_on_one_line() {
+        assert_eq!(shown("a\nb\tc"), "a\\nb\\tc");
+        assert_eq!(shown(&"x".repeat(100)).len(), 63);
+        let e = bad("--loads", "0.5\n0.9", "expected a load").0;
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+
+    #[test]
+    fn out_must_name_a_file_in_an_existing_directory() {
+        assert!(check_out(Path::new("results.csv")).is_ok());
+        for bad in ["", "/", "/tmp", "/tmp/", "..", "/nonexistent-dir/x.csv"] {
+            let e = check_out(Path::new(bad)).unwrap_err().0;
+            assert!(e.contains("--out"), "{bad}: {e}");
         }
     }
 

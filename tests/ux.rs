@@ -1,1 +1,684 @@
-//! Terminal, pipe, file and signal behaviour of the binary.
+//! Terminal, pipe, file and signal behaviour of the binary, and a property test over hostile
+//! command lines.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::{CommandFactory, Parser};
+use lbsim::cli::Cli;
+use lbsim::config::{Config, Experiment};
+use lbsim::experiment;
+use lbsim::output::Format;
+use proptest::prelude::*;
+
+use crate::util::lbsim;
+
+const BIN: &str = env!("CARGO_BIN_EXE_lbsim");
+
+/// A run of a second or more on one thread (so the progress bar has time to appear).
+const LONG_ENOUGH: &[&str] = &[
+    "homo",
+    "--loads",
+    "0.9",
+    "--policies",
+    "p2c,jsq",
+    "--requests",
+    "1.5e6",
+    "--seeds",
+    "4",
+    "--threads",
+    "1",
+    "--format",
+    "csv",
+];
+
+/// A run long enough to be interrupted.
+const VERY_LONG: &[&str] = &["homo", "--requests", "1e9", "--threads", "1", "--format", "csv"];
+
+/// A fresh empty directory under the system's temporary directory.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lbsim-ux-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Quotes a word for `sh -c`.
+fn quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+fn shell_line(args: &[&str]) -> String {
+    std::iter::once(BIN).chain(args.iter().copied()).map(quote).collect::<Vec<_>>().join(" ")
+}
+
+fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Progress bar
+
+#[test]
+fn nothing_but_data_when_stderr_is_not_a_terminal() {
+    let out = lbsim(LONG_ENOUGH);
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty(), "no bar when piped: {:?}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("load,policy,"), "{stdout}");
+    assert_eq!(stdout.lines().count(), 3, "a header and two rows, nothing else: {stdout}");
+}
+
+/// Runs `args` under a pseudo-terminal with stdout redirected to a file; returns what reached
+/// the terminal (stderr) and the file (stdout).
+fn under_a_terminal(name: &str, args: &[&str]) -> Option<(String, String)> {
+    if !have("script") {
+        eprintln!("skipped: `script` (util-linux) is not installed");
+        return None;
+    }
+    let dir = scratch(name);
+    let file = dir.join("stdout.csv");
+    let line = format!("{} > {}", shell_line(args), quote(file.to_str().unwrap()));
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("script runs");
+    assert!(out.status.success(), "{line}: {}", text(&out.stderr));
+    let stdout = std::fs::read_to_string(&file).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    Some((text(&out.stdout), stdout))
+}
+
+#[test]
+fn a_terminal_gets_a_bar_on_stderr_with_count_and_eta_and_stdout_stays_clean() {
+    let Some((terminal, stdout)) = under_a_terminal("tty", LONG_ENOUGH) else { return };
+    assert!(terminal.contains("replications"), "no bar: {terminal:?}");
+    assert!(terminal.contains("/8 replications, ETA"), "count and ETA: {terminal:?}");
+    assert!(stdout.starts_with("load,policy,"), "{stdout}");
+    assert_eq!(stdout.lines().count(), 3, "{stdout}");
+    assert!(!stdout.contains("replications") && !stdout.contains('\x1b'), "{stdout:?}");
+}
+
+#[test]
+fn quiet_hides_the_bar_even_on_a_terminal() {
+    let mut args = LONG_ENOUGH.to_vec();
+    args.push("--quiet");
+    let Some((terminal, stdout)) = under_a_terminal("quiet", &args) else { return };
+    assert!(!terminal.contains("replications"), "--quiet shows a bar: {terminal:?}");
+    assert_eq!(stdout.lines().count(), 3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Help and version
+
+#[test]
+fn every_option_states_its_default_and_every_command_ends_with_examples() {
+    let mut cli = Cli::command();
+    cli.build();
+    // Options with no default by design: flags, and the optional inputs of `swrr`.
+    let no_default = ["help", "version", "quiet", "trace"];
+    for sub in cli.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = sub.get_name();
+        for arg in sub.get_arguments() {
+            let id = arg.get_id().as_str();
+            if no_default.contains(&id) {
+                continue;
+            }
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            assert!(
+                !arg.get_default_values().is_empty() || help.contains("[default"),
+                "lbsim {name} --{id}: no default in its help: {help}"
+            );
+        }
+        let after = sub.get_after_help().map(|h| h.to_string()).unwrap_or_default();
+        let examples: Vec<&str> = after
+            .lines()
+            .filter(|l| l.trim_start().starts_with(&format!("lbsim {name}")))
+            .collect();
+        assert!((2..=3).contains(&examples.len()), "lbsim {name}: examples {examples:?}");
+        for example in examples {
+            let words = split_example(example);
+            let cli = Cli::try_parse_from(&words)
+                .unwrap_or_else(|e| panic!("example `{example}` does not parse: {e}"));
+            Config::from_cli(&cli)
+                .unwrap_or_else(|e| panic!("example `{example}` is refused: {e}"));
+        }
+    }
+}
+
+/// The words of an example line: up to a pipe or two spaces (the comment), single quotes
+/// respected.
+fn split_example(line: &str) -> Vec<String> {
+    let line = line.trim_start();
+    let line = line.split(" |").next().unwrap();
+    let line = line.split("   ").next().unwrap();
+    let mut words = Vec::new();
+    for (i, part) in line.split('\'').enumerate() {
+        if i % 2 == 1 {
+            words.push(part.to_string());
+        } else {
+            words.extend(part.split_whitespace().map(str::to_string));
+        }
+    }
+    words
+}
+
+#[test]
+fn help_shows_units_defaults_and_examples_and_version_prints() {
+    let help = crate::util::lbsim_ok(&["homo", "--help"]);
+    for needle in ["[default: 100]", "mean service times", "Examples:", "lbsim homo --loads"] {
+        assert!(help.contains(needle), "homo --help lacks {needle:?}");
+    }
+    let top = crate::util::lbsim_ok(&["--help"]);
+    assert!(top.contains("--quiet") && top.contains("Exit status"), "{top}");
+    let version = crate::util::lbsim_ok(&["--version"]);
+    assert_eq!(version.trim(), format!("lbsim {}", env!("CARGO_PKG_VERSION")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pipes
+
+/// Runs `args | head -n 3` in bash with pipefail; returns the pipeline's status and lbsim's
+/// stderr.
+fn into_head(args: &[&str]) -> (Option<i32>, String) {
+    let dir = scratch(&format!("pipe-{}", args[0]));
+    let err = dir.join("stderr");
+    let line = format!(
+        "set -o pipefail; {} 2> {} | head -n 3 > /dev/null",
+        shell_line(args),
+        quote(err.to_str().unwrap())
+    );
+    let status = Command::new("bash").args(["-c", &line]).status().expect("bash runs");
+    let stderr = std::fs::read_to_string(&err).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    (status.code(), stderr)
+}
+
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    if !have("bash") {
+        eprintln!("skipped: bash is not installed");
+        return;
+    }
+    // The brief's example, and an output far larger than a pipe's buffer (a certain EPIPE).
+    for args in [
+        &["homo", "--format", "csv", "--requests", "20000"][..],
+        &["swrr", "--trace", "400000,1", "--format", "csv"][..],
+    ] {
+        let (code, stderr) = into_head(args);
+        assert_eq!(code, Some(0), "lbsim {args:?} | head -n 3: {stderr}");
+        assert_eq!(stderr, "", "lbsim {args:?} | head -n 3 is quiet");
+    }
+}
+
+#[test]
+fn a_full_disk_is_an_io_error_with_exit_1() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
+    let out = Command::new(BIN)
+        .args(["bins", "--n", "100", "--format", "csv"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: writing the output"), "{stderr}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output files
+
+const PREVIOUS: &str = "previous contents\n";
+
+#[test]
+fn a_refused_command_leaves_the_output_file_alone() {
+    let dir = scratch("refused");
+    let file = dir.join("result.csv");
+    std::fs::write(&file, PREVIOUS).unwrap();
+    let path = file.to_str().unwrap();
+    for bad in [
+        &["homo", "--loads", "1.5", "-o", path][..],
+        &["homo", "-o", path, "--policies", "p2c,p2c"][..],
+        &["bins", "--n", "1e12", "--out", path][..],
+        &["hetero", "--bogus", "-o", path][..],
+    ] {
+        let out = lbsim(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), PREVIOUS, "{bad:?}");
+        assert_eq!(entries(&dir), ["result.csv"], "{bad:?} left a file behind");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_unwritable_destination_fails_before_running_and_leaves_nothing() {
+    // Nothing can be created in /proc, even by root.
+    let out = lbsim(&["homo", "--requests", "1e9", "-o", "/proc/lbsim-result.csv"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    assert!(text(&out.stderr).contains("--out"), "{}", text(&out.stderr));
+    assert!(!Path::new("/proc/lbsim-result.csv").exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interrupt
+
+/// Starts the binary, waits until `ready` holds (or a few seconds), sends SIGINT, and collects it.
+fn interrupt(args: &[&str], ready: impl Fn(u32) -> bool) -> Output {
+    let child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("lbsim starts");
+    let pid = child.id();
+    let start = Instant::now();
+    while !ready(pid) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Leave the run a moment to get going.
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Command::new("kill").args(["-INT", &pid.to_string()]).status().expect("kill");
+    assert!(sent.success());
+    let waited = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(waited.elapsed() < Duration::from_secs(5), "Ctrl-C is not prompt");
+    out
+}
+
+/// True once the process runs more than one thread (the interrupt handler's is the first).
+fn has_threads(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task")).map_or(true, |d| d.count() > 1)
+}
+
+#[test]
+fn ctrl_c_exits_130_with_nothing_on_stdout() {
+    let out = interrupt(VERY_LONG, has_threads);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+}
+
+#[test]
+fn ctrl_c_removes_the_temporary_file_and_keeps_the_previous_output() {
+    let dir = scratch("interrupt");
+    let file = dir.join("result.csv");
+    std::fs::write(&file, PREVIOUS).unwrap();
+    let mut args = VERY_LONG.to_vec();
+    args.extend(["-o", file.to_str().unwrap()]);
+    let out = interrupt(&args, |_| entries(&dir).len() > 1);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), PREVIOUS);
+    assert_eq!(entries(&dir), ["result.csv"], "the temporary file is gone");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queue guard
+
+#[test]
+fn a_guard_stop_is_a_warning_line_on_stderr_and_the_data_stays_clean() {
+    let out = lbsim(&[
+        "homo",
+        "--loads",
+        "0.99",
+        "--policies",
+        "random,jsq",
+        "--servers",
+        "10",
+        "--requests",
+        "20000",
+        "--warmup",
+        "0",
+        "--queue-guard",
+        "5",
+        "--seeds",
+        "2",
+        "--format",
+        "csv",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let warnings: Vec<&str> = stderr.lines().collect();
+    assert!(!warnings.is_empty(), "a stop is reported");
+    for w in &warnings {
+        assert!(w.starts_with("warning: 0.99 random") || w.starts_with("warning: 0.99 jsq"), "{w}");
+        assert!(w.contains("--queue-guard 5"), "{w}");
+    }
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 3, "{stdout}");
+    assert!(!stdout.contains("warning"), "{stdout}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hostile command lines
+
+const GLOBAL: &[&str] = &["--seeds", "--seed", "--threads", "--format"];
+const RUN: &[&str] = &["--requests", "--warmup", "--queue-guard"];
+
+/// The commands and their own options.
+fn commands() -> Vec<(&'static str, Vec<&'static str>)> {
+    let with_run = |own: &[&'static str]| own.iter().chain(RUN).copied().collect::<Vec<_>>();
+    vec![
+        ("bins", vec!["--n", "--d", "--variants"]),
+        ("fixed", with_run(&["--n", "--lambda", "--d"])),
+        ("homo", with_run(&["--servers", "--loads", "--policies", "--tau"])),
+        (
+            "hetero",
+            with_run(&[
+                "--slow",
+                "--slow-rate",
+                "--fast",
+                "--fast-rate",
+                "--load",
+                "--policies",
+                "--tau",
+            ]),
+        ),
+        ("stale", with_run(&["--servers", "--load", "--periods", "--policies"])),
+        ("swrr", vec!["--trace", "--weights"]),
+    ]
+}
+
+const NASTY: &[&str] = &[
+    "",
+    " ",
+    "0",
+    "-0",
+    "-1",
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "infinity",
+    "1e300",
+    "1e-300",
+    "5e-324",
+    "1e-7",
+    "0.5",
+    "0.99",
+    "1",
+    "2",
+    "3",
+    "10",
+    "1e15",
+    "1e9",
+    "1e12",
+    "1000000000",
+    "18446744073709551616",
+    "1_000",
+    "1.5e3",
+    "0x10",
+    "p2c",
+    "p2c,p2c",
+    "p100c",
+    "p101c",
+    "random,jsq",
+    "swrr",
+    "jsq-local",
+    "a,,b",
+    ",",
+    "0.5,0.9",
+    "0,0.5",
+    "uniform,left",
+    "left",
+    "5,1,1",
+    "1000000,1",
+    "5,1,1;1,2",
+    "5,1,1;5,1,1",
+    "1;",
+    "csv",
+    "json",
+    "table",
+    "ü",
+    "日本",
+    "0.5\n0.9",
+    "--",
+    "-",
+    "-q",
+];
+
+/// One hostile command line: a command, some of its options (and global ones) with nasty values.
+fn argv() -> impl Strategy<Value = Vec<String>> {
+    (0..commands().len()).prop_flat_map(|c| {
+        let (name, own) = commands().swap_remove(c);
+        let options: Vec<&'static str> = own.into_iter().chain(GLOBAL.iter().copied()).collect();
+        let n = options.len();
+        (
+            Just(name),
+            proptest::sample::subsequence(options, 0..=n.min(5)),
+            proptest::collection::vec(
+                (proptest::sample::select(NASTY), any::<bool>(), any::<bool>()),
+                5,
+            ),
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(name, opts, values, quiet, short)| {
+                let mut args = vec!["lbsim".to_string(), name.to_string()];
+                // Mostly short runs where the command line leaves the length open, so that
+                // accepted command lines are cheap enough to run.
+                let short_run: &[(&str, &str)] = match name {
+                    "bins" => &[("--n", "100")],
+                    "swrr" => &[],
+                    _ => &[("--requests", "300"), ("--warmup", "30"), ("--seeds", "2")],
+                };
+                for &(opt, value) in short_run {
+                    if short && !opts.contains(&opt) {
+                        args.extend([opt.to_string(), value.to_string()]);
+                    }
+                }
+                for (opt, (value, joined, nice)) in opts.into_iter().zip(values) {
+                    // Half the time a plausible value, so that more commands get past parsing.
+                    let value = if nice { plausible(opt) } else { value };
+                    if joined {
+                        args.push(format!("{opt}={value}"));
+                    } else {
+                        args.extend([opt.to_string(), value.to_string()]);
+                    }
+                }
+                if quiet {
+                    args.push("--quiet".into());
+                }
+                args
+            })
+    })
+}
+
+fn plausible(opt: &str) -> &'static str {
+    match opt {
+        "--seeds" | "--threads" | "--d" => "2",
+        "--seed" => "7",
+        "--format" => "json",
+        "--requests" => "500",
+        "--warmup" => "50",
+        "--queue-guard" => "3",
+        "--n" | "--servers" | "--slow" | "--fast" => "10",
+        "--lambda" | "--loads" | "--load" => "0.9",
+        "--policies" => "p2c,jsq",
+        "--tau" | "--slow-rate" | "--fast-rate" => "0.5",
+        "--variants" => "left",
+        "--periods" => "0,1",
+        "--trace" | "--weights" => "5,1,1",
+        _ => "1",
+    }
+}
+
+/// Work an accepted configuration would do, roughly in arrivals (or balls, or picks).
+fn cost(cfg: &Config) -> f64 {
+    let seeds = cfg.common.seeds as f64;
+    let threads = cfg.common.threads.unwrap_or(1) as f64;
+    let arrivals = |r: &lbsim::config::RunConfig| (r.warmup + r.requests) as f64;
+    let farm = |servers: usize| if servers > 10_000 { f64::INFINITY } else { servers as f64 };
+    let work = match &cfg.experiment {
+        Experiment::Bins(b) => b.n.iter().map(|&n| n as f64).sum::<f64>() * b.d.len() as f64 * 2.0,
+        Experiment::Fixed(f) => {
+            let d = f.d.iter().copied().max().unwrap_or(1) as f64;
+            arrivals(&f.run) * (f.lambda.len() * f.d.len()) as f64 * d * d + farm(f.n)
+        }
+        Experiment::Homo(h) => {
+            arrivals(&h.run) * (h.loads.len() * h.policies.len()) as f64 * 2.0 + farm(h.servers)
+        }
+        Experiment::Hetero(h) => {
+            arrivals(&h.run) * h.policies.len() as f64 * 2.0 + farm(h.slow + h.fast)
+        }
+        Experiment::Stale(s) => {
+            let shortest = s.periods.iter().copied().filter(|&p| p > 0.0).fold(1e9, f64::min);
+            let posts = arrivals(&s.run) / (s.load * s.servers as f64) / shortest;
+            (arrivals(&s.run) * 2.0 + posts * s.servers as f64)
+                * (s.periods.len() * s.policies.len()) as f64
+                + farm(s.servers)
+        }
+        Experiment::Swrr(s) => {
+            let sets = s.trace.iter().chain(&s.sets);
+            sets.map(|w| w.iter().sum::<u64>() as f64 * w.len() as f64).sum::<f64>() * 10.0
+        }
+    };
+    work * seeds + threads * 1e4
+}
+
+/// Parses and validates in-process, as the binary does; runs the command when cheap. Returns the
+/// exit status the binary must give.
+fn in_process(args: &[String]) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                return 0;
+            }
+            let first = e.render().to_string();
+            assert!(first.lines().next().is_some_and(|l| l.starts_with("error: ")), "{first}");
+            return 2;
+        }
+    };
+    let cfg = match Config::from_cli(&cli) {
+        Ok(cfg) => cfg,
+        Err(e) => {
+            assert_eq!(e.0.lines().count(), 1, "{args:?}: {e}");
+            assert!(e.0.contains("--"), "{args:?}: the message names no option: {e}");
+            return 2;
+        }
+    };
+    if cost(&cfg) <= 1e6 {
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let report = experiment::run(&cfg, &|| {
+            done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        });
+        assert_eq!(done.into_inner(), experiment::replications(&cfg), "{args:?}");
+        for format in [Format::Table, Format::Csv, Format::Json] {
+            assert!(!format.exporter().serialize(&report).is_empty());
+        }
+    }
+    0
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Any command line: no panic while parsing, validating or (when cheap) running.
+    #[test]
+    fn hostile_command_lines_never_panic_in_process(args in argv()) {
+        let code = in_process(&args);
+        prop_assert!(code == 0 || code == 2);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 60, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// The binary agrees: exit 0 (output on stdout) or 2 (one line naming an option on stderr,
+    /// nothing on stdout), never a panic.
+    #[test]
+    fn hostile_command_lines_exit_0_or_2(args in argv()) {
+        // Running the binary is only worth it when the in-process verdict is cheap to check.
+        let expected = in_process(&args);
+        let accepted_and_costly = expected == 0 && {
+            let cfg = Config::from_cli(&Cli::try_parse_from(&args).unwrap()).unwrap();
+            cost(&cfg) > 1e6
+        };
+        prop_assume!(!accepted_and_costly);
+        let out = Command::new(BIN).args(&args[1..]).output().unwrap();
+        let stderr = text(&out.stderr);
+        prop_assert_eq!(out.status.code(), Some(expected), "{:?}: {}", args, stderr);
+        prop_assert!(!stderr.contains("panicked"), "{}", stderr);
+        if expected == 2 {
+            prop_assert!(out.stdout.is_empty(), "{:?}", args);
+            prop_assert_eq!(stderr.lines().count(), 1, "{:?}: {}", args, stderr);
+        } else {
+            prop_assert!(!out.stdout.is_empty(), "{:?}", args);
+        }
+    }
+}
+
+#[test]
+fn a_sample_of_hostile_inputs_is_refused_with_one_line() {
+    let refused: &[&[&str]] = &[
+        &["homo", "--servers", "1000000000"],
+        &["homo", "--requests", "1e15"],
+        &["homo", "--seeds", "1e9"],
+        &["bins", "--n", "1e12"],
+        &["bins", "--n", "1e8", "--threads", "1024", "--seeds", "100"],
+        &["swrr", "--trace", "1000000,1"],
+        &["swrr", "--weights", "5,1,1;5,1,1"],
+        &["swrr", "--weights", "5,1,1;;1,2"],
+        &["homo", "--loads", "5e-324"],
+        &["homo", "--tau", "-inf"],
+        &["homo", "--policies", "p1000c"],
+        &["homo", "--servers", "100000", "--policies", "swrr"],
+        &["hetero", "--slow-rate", "1e-300"],
+        &["hetero", "--slow-rate", "0.1234567", "--policies", "swrr"],
+        &["fixed", "--lambda", "0.99999", "--d", "1"],
+        &["stale", "--periods", "0.001", "--requests", "1e10"],
+        &[
+            "homo",
+            "--loads",
+            "1e-6",
+            "--servers",
+            "1",
+            "--policies",
+            "random",
+            "--requests",
+            "1e11",
+        ],
+        &["homo", "--loads", "0.5\n0.9"],
+        &["homo", "-o", "/tmp/"],
+    ];
+    for args in refused {
+        let out = lbsim(args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: ") && stderr.contains("--"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn parse_and_validation_agree_with_the_binary_on_plain_cases() {
+    assert_eq!(in_process(&["lbsim".into(), "swrr".into()]), 0);
+    assert_eq!(in_process(&["lbsim".into(), "homo".into(), "--loads=2".into()]), 2);
+    let cli = Cli::parse_from(["lbsim", "homo", "-q"]);
+    assert!(cli.global.quiet);
+}

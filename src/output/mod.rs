@@ -8,6 +8,7 @@
 mod csv;
 mod json;
 pub mod plot;
+pub mod progress;
 pub mod table;
 
 use serde::Serialize;
