@@ -173,6 +173,10 @@ pub struct FixedArgs {
     /// Choices, comma-separated, each 1 to 100 and at most --n (1 is random, 2 is p2c)
     #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "1,2,3")]
     pub d: String,
+    /// Also draw the simulated s_i over the fixed-point lines (log axis) as an SVG figure into
+    /// FILE, written atomically [default: no figure]
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     /// Warm-up and measured arrivals [defaults: --requests 5000000 --warmup 500000]
     #[command(flatten)]
     pub run: RunArgs,
@@ -272,6 +276,10 @@ pub struct StaleArgs {
         default_value = "random,p2c,p3c,jsq,jsq-local"
     )]
     pub policies: String,
+    /// Also draw the mean sojourn against the board period, one line per policy, as an SVG
+    /// figure into FILE, written atomically [default: no figure]
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     /// Warm-up and measured arrivals [defaults: --requests 1000000 --warmup 100000]
     #[command(flatten)]
     pub run: RunArgs,

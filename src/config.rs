@@ -285,6 +285,9 @@ pub struct Common {
     /// Output file (`None`: stdout).
     #[serde(skip)]
     pub out: Option<PathBuf>,
+    /// SVG figure file (`fixed` and `stale` only).
+    #[serde(skip)]
+    pub plot: Option<PathBuf>,
 }
 
 /// Run length and guard for the queueing commands.
@@ -553,7 +556,18 @@ impl Config {
         if let Some(out) = &g.out {
             check_out(out)?;
         }
-        let common = Common { seeds, seed, format: g.format, threads, out: g.out.clone() };
+        let plot = match &cli.command {
+            Command::Fixed(a) => a.plot.clone(),
+            Command::Stale(a) => a.plot.clone(),
+            _ => None,
+        };
+        if let Some(plot) = &plot {
+            check_out(plot).map_err(|e| UsageError(e.0.replace("--out", "--plot")))?;
+            if g.out.as_ref() == Some(plot) {
+                return Err(UsageError("--plot and --out name the same file".into()));
+            }
+        }
+        let common = Common { seeds, seed, format: g.format, threads, out: g.out.clone(), plot };
         let servers = |opt: &str, s: &str, min: u64| -> Result<usize, UsageError> {
             Ok(parse_count(opt, s, min, limits::SERVERS)? as usize)
         };

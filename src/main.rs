@@ -22,10 +22,10 @@ const EXIT_USAGE: u8 = 2;
 /// Exit status after Ctrl-C (128 + SIGINT).
 const EXIT_INTERRUPTED: i32 = 130;
 
-/// The temporary output file being written, if any: the interrupt handler removes it.
-static PENDING: Mutex<Option<PathBuf>> = Mutex::new(None);
+/// The temporary output files being written: the interrupt handler removes them.
+static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-fn pending() -> MutexGuard<'static, Option<PathBuf>> {
+fn pending() -> MutexGuard<'static, Vec<PathBuf>> {
     PENDING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -64,25 +64,32 @@ fn main() -> ExitCode {
     // Failing to install the handler only means Ctrl-C kills the process the default way.
     let _ = ctrlc::set_handler(move || {
         bar.finish_and_clear();
-        if let Some(tmp) = pending().take() {
+        for tmp in pending().drain(..) {
             let _ = std::fs::remove_file(tmp);
         }
         std::process::exit(EXIT_INTERRUPTED);
     });
     // Open the temporary file before the run: an unwritable destination fails at once.
-    let out = match cfg.common.out.as_deref().map(TempOut::create).transpose() {
-        Ok(out) => out,
-        Err((path, e)) => {
-            progress.finish();
-            say(&format!("error: cannot write --out '{}': {e}", path.display()));
-            return ExitCode::from(EXIT_IO);
-        }
+    let (out, plot) = match (
+        cfg.common.out.as_deref().map(TempOut::create).transpose(),
+        cfg.common.plot.as_deref().map(TempOut::create).transpose(),
+    ) {
+        (Ok(out), Ok(plot)) => (out, plot),
+        (Err((path, e)), _) => return cannot_write("--out", &path, e, progress),
+        (_, Err((path, e))) => return cannot_write("--plot", &path, e, progress),
     };
 
     let report = experiment::run(&cfg, &|| progress.inc());
     progress.finish();
     for warning in &report.warnings {
         say(warning);
+    }
+    if let Some(plot) = plot {
+        let svg = lbsim::output::plot::svg(&report).unwrap_or_default();
+        if let Err(e) = plot.commit(svg.as_bytes()) {
+            say(&format!("error: writing the figure: {e}"));
+            return ExitCode::from(EXIT_IO);
+        }
     }
     let bytes = cfg.common.format.exporter().serialize(&report);
     let result = match out {
@@ -98,6 +105,12 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_IO)
         }
     }
+}
+
+fn cannot_write(option: &str, path: &Path, e: io::Error, progress: Progress) -> ExitCode {
+    progress.finish();
+    say(&format!("error: cannot write {option} '{}': {e}", path.display()));
+    ExitCode::from(EXIT_IO)
 }
 
 /// One line on stderr; a closed stderr is not worth a panic.
@@ -132,7 +145,7 @@ impl TempOut {
         let tmp = dir.join(format!(".{name}.lbsim-{}.tmp", std::process::id()));
         let mut slot = pending();
         let file = File::create(&tmp).map_err(|e| (path.to_path_buf(), e))?;
-        *slot = Some(tmp.clone());
+        slot.push(tmp.clone());
         Ok(TempOut { tmp, path: path.to_path_buf(), file })
     }
 
@@ -146,7 +159,7 @@ impl TempOut {
             std::fs::rename(&self.tmp, &self.path)
         })();
         if result.is_ok() {
-            *slot = None;
+            slot.retain(|t| t != &self.tmp);
         }
         result
     }
@@ -155,9 +168,9 @@ impl TempOut {
 impl Drop for TempOut {
     fn drop(&mut self) {
         let mut slot = pending();
-        if slot.as_ref() == Some(&self.tmp) {
+        if slot.contains(&self.tmp) {
             let _ = std::fs::remove_file(&self.tmp);
-            *slot = None;
+            slot.retain(|t| t != &self.tmp);
         }
     }
 }

@@ -78,3 +78,36 @@ fn committed_figures_are_well_formed_svg() {
     let lines = doc.descendants().filter(|n| n.has_tag_name("polyline")).count();
     assert!(lines >= 5, "one line per policy, got {lines}");
 }
+
+#[test]
+fn plot_flag_writes_the_same_figure_as_the_reproduction() {
+    // `--plot` draws from the same report as the committed figure, so a short run must still give
+    // well-formed SVG with one legend entry per policy.
+    let dir = std::env::temp_dir().join(format!("lbsim-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("stale.svg");
+    let out = crate::util::lbsim_ok(&[
+        "stale",
+        "--periods",
+        "0,2",
+        "--policies",
+        "random,jsq",
+        "--requests",
+        "5000",
+        "--plot",
+        path.to_str().unwrap(),
+        "--format",
+        "csv",
+    ]);
+    assert!(out.starts_with("period,policy"), "the table still goes to stdout");
+    let svg = std::fs::read_to_string(&path).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("XML");
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    assert!(texts.contains(&"random") && texts.contains(&"jsq"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -25,7 +25,7 @@ pub fn lbsim_ok(args: &[&str]) -> String {
 
 /// Shared options for in-process runs.
 pub fn common(seeds: u64, seed: u64) -> Common {
-    Common { seeds, seed, format: Format::Csv, threads: None, out: None }
+    Common { seeds, seed, format: Format::Csv, threads: None, out: None, plot: None }
 }
 
 /// A run length without a guard that could trigger.

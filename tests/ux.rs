@@ -363,7 +363,11 @@ fn a_guard_stop_is_a_warning_line_on_stderr_and_the_data_stays_clean() {
     let warnings: Vec<&str> = stderr.lines().collect();
     assert!(!warnings.is_empty(), "a stop is reported");
     for w in &warnings {
-        assert!(w.starts_with("warning: 0.99 random") || w.starts_with("warning: 0.99 jsq"), "{w}");
+        assert!(
+            w.starts_with("warning: load 0.99, policy random")
+                || w.starts_with("warning: load 0.99, policy jsq"),
+            "{w}"
+        );
         assert!(w.contains("--queue-guard 5"), "{w}");
     }
     let stdout = text(&out.stdout);

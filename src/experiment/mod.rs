@@ -41,8 +41,15 @@ pub fn run(cfg: &Config, progress: Progress) -> Report {
     });
     for (row, mark) in report.rows.iter().zip(&report.marks) {
         if let Some(m) = mark.as_ref().filter(|m| m.contains("--queue-guard")) {
-            let key: Vec<String> = row.iter().take(2).map(crate::output::cell_text).collect();
-            report.warnings.push(format!("warning: {}: {m}", key.join(" ")));
+            // Name the row by its scenario columns (load, period, policy), not its statistics.
+            let key: Vec<String> = report
+                .columns
+                .iter()
+                .zip(row)
+                .filter(|(c, _)| ["load", "period", "policy"].contains(&c.as_str()))
+                .map(|(c, v)| format!("{c} {}", crate::output::cell_text(v)))
+                .collect();
+            report.warnings.push(format!("warning: {}: {m}", key.join(", ")));
         }
     }
     let wall = start.elapsed().as_secs_f64();
@@ -122,8 +129,11 @@ pub fn run_scenarios(
 ) -> Vec<Vec<RepStats>> {
     let tasks: Vec<(usize, u64)> =
         (0..scenarios.len()).flat_map(|s| (0..c.seeds).map(move |k| (s, k))).collect();
+    // One replication per rayon job: a worker that runs out of work can then steal any pending
+    // replication, instead of waiting while another worker runs a whole chunk of them in turn.
     let mut results: Vec<RepStats> = tasks
         .par_iter()
+        .with_max_len(1)
         .map(|&(s, k)| {
             let r = run_replication(&scenarios[s], run, c.seed, k);
             progress();
