@@ -1,15 +1,19 @@
 //! The discrete-event engine: a clock and a time-ordered event queue.
 //!
-//! Events are kept in [`EventQueue`], a binary min-heap keyed by `(time, class, sequence)`.
+//! Events are kept in [`EventQueue`], a 4-ary min-heap keyed by `(time, class, sequence)`.
 //! Equal times pop in class order and then in insertion order, so a run is a deterministic function
 //! of its inputs. [`Simulation`] owns the queue and the clock: it refuses to schedule into the past,
 //! and its clock never goes backwards.
 //!
 //! The queue is tuned for the pattern of a queueing model, where almost every event schedules
 //! exactly one follow-up (an arrival schedules the next arrival, a departure the next departure of
-//! the same server): [`EventQueue::pop`] leaves a hole at the root that the next
-//! [`EventQueue::push`] fills with a single sift-down, so the common pop-then-push costs one
-//! `log n` pass instead of two.
+//! the same server):
+//!
+//! - one entry is held beside the heap and `pop` takes the earlier of it and the heap's root; the
+//!   next arrival, nearly always the earliest pending event, lives there and skips the heap;
+//! - [`EventQueue::pop`] leaves a hole at the root that the next [`EventQueue::push`] fills with a
+//!   single sift-down, so the common pop-then-push costs one `log n` pass instead of two;
+//! - the sift-down is bottom-up and branch-free in its choice of child.
 
 mod queue;
 mod time;

@@ -1,9 +1,13 @@
-//! A binary min-heap of events keyed by `(time, class, insertion sequence)`.
+//! A 4-ary min-heap of events keyed by `(time, class, insertion sequence)`.
 
 use super::SimTime;
 
 /// Bits of the tie-breaker given to the insertion counter; the class sits above them.
 const SEQ_BITS: u32 = 56;
+
+/// Children per node of the heap. Four halves the depth of a binary heap, and the four children
+/// of a node sit side by side in memory.
+const ARITY: usize = 4;
 
 #[derive(Debug, Clone, Copy)]
 struct Entry<E> {
@@ -14,22 +18,41 @@ struct Entry<E> {
 }
 
 impl<E> Entry<E> {
+    /// The full key as one integer, so that comparing two entries is a single branch-free
+    /// 128-bit comparison.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        (u128::from(self.time) << 64) | u128::from(self.tie)
+    }
+
     #[inline(always)]
     fn before(&self, other: &Self) -> bool {
-        (self.time, self.tie) < (other.time, other.tie)
+        self.key() < other.key()
     }
 }
 
 /// Pending events, earliest first; equal times pop by class, then in insertion order.
 ///
-/// `pop` does not restore the heap at once: it leaves a hole at the root, and a `push` that follows
-/// fills the hole with one sift-down (the "replace top" of a heap). Any other operation first
-/// repairs the hole by moving the last entry into it. Either way, every operation is `O(log n)`.
+/// Two tricks keep the common patterns cheap; neither changes which event pops next, since every
+/// entry's key `(time, class, seq)` is unique.
+///
+/// - **A slot beside the heap.** One entry may live outside the heap, in `slot`, and `pop` takes
+///   the earlier of the slot and the heap's root. A `push` goes to the slot when it is free, and
+///   when the new entry is earlier than the one there (which then moves into the heap). In a
+///   queueing model the next arrival is almost always the earliest pending event; it stays in the
+///   slot and never travels through the heap.
+/// - **Replace top.** `pop` from the heap does not restore it at once: it leaves a hole at the root,
+///   and a `push` that follows fills the hole with one sift-down. Any other operation first repairs
+///   the hole by moving the last entry into it.
+///
+/// Every operation is `O(log n)`.
 #[derive(Debug, Clone)]
 pub struct EventQueue<E> {
     heap: Vec<Entry<E>>,
     /// `heap[0]` has been taken and must be refilled before the heap is read.
     hole: bool,
+    /// One pending entry kept outside the heap.
+    slot: Option<Entry<E>>,
     seq: u64,
 }
 
@@ -47,13 +70,13 @@ impl<E: Copy> EventQueue<E> {
 
     /// An empty queue with room for `cap` events.
     pub fn with_capacity(cap: usize) -> Self {
-        EventQueue { heap: Vec::with_capacity(cap), hole: false, seq: 0 }
+        EventQueue { heap: Vec::with_capacity(cap), hole: false, slot: None, seq: 0 }
     }
 
     /// Number of pending events. `O(1)`.
     #[inline]
     pub fn len(&self) -> usize {
-        self.heap.len() - usize::from(self.hole)
+        self.heap.len() - usize::from(self.hole) + usize::from(self.slot.is_some())
     }
 
     /// True when no event is pending. `O(1)`.
@@ -68,35 +91,71 @@ impl<E: Copy> EventQueue<E> {
         debug_assert!(self.seq < 1 << SEQ_BITS);
         let entry = Entry { time: time.key(), tie: (u64::from(class) << SEQ_BITS) | self.seq, ev };
         self.seq += 1;
-        if self.hole {
-            self.hole = false;
-            self.heap[0] = entry;
-            self.sift_down(0);
-        } else {
-            self.heap.push(entry);
-            self.sift_up(self.heap.len() - 1);
-        }
+        let entry = match self.slot {
+            None => {
+                self.slot = Some(entry);
+                return;
+            }
+            Some(held) if entry.before(&held) => {
+                self.slot = Some(entry);
+                held
+            }
+            Some(_) => entry,
+        };
+        self.heap_push(entry);
     }
 
     /// Removes and returns the earliest event with its time. `O(log n)`.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         self.repair();
-        let top = *self.heap.first()?;
-        self.hole = true;
+        let top = match (self.slot, self.heap.first()) {
+            (Some(held), Some(root)) if root.before(&held) => {
+                let root = *root;
+                self.hole = true;
+                root
+            }
+            (Some(held), _) => {
+                self.slot = None;
+                held
+            }
+            (None, Some(&root)) => {
+                self.hole = true;
+                root
+            }
+            (None, None) => return None,
+        };
         Some((SimTime::from_key(top.time), top.ev))
     }
 
     /// The earliest event's time and value, without removing it. `O(log n)` after a `pop`, else `O(1)`.
     pub fn peek(&mut self) -> Option<(SimTime, E)> {
         self.repair();
-        self.heap.first().map(|e| (SimTime::from_key(e.time), e.ev))
+        let top = match (self.slot, self.heap.first()) {
+            (Some(held), Some(root)) if root.before(&held) => *root,
+            (Some(held), _) => held,
+            (None, root) => *root?,
+        };
+        Some((SimTime::from_key(top.time), top.ev))
     }
 
     /// Removes every event (the insertion counter keeps counting).
     pub fn clear(&mut self) {
         self.heap.clear();
         self.hole = false;
+        self.slot = None;
+    }
+
+    /// Adds `entry` to the heap: into the hole if there is one, else at the bottom.
+    #[inline]
+    fn heap_push(&mut self, entry: Entry<E>) {
+        if self.hole {
+            self.hole = false;
+            self.sift_down(entry);
+        } else {
+            self.heap.push(entry);
+            self.sift_up(self.heap.len() - 1);
+        }
     }
 
     #[inline]
@@ -105,45 +164,61 @@ impl<E: Copy> EventQueue<E> {
             self.hole = false;
             let last = self.heap.pop().expect("a hole implies a non-empty heap");
             if !self.heap.is_empty() {
-                self.heap[0] = last;
-                self.sift_down(0);
+                self.sift_down(last);
             }
         }
     }
 
     #[inline]
     fn sift_up(&mut self, mut i: usize) {
-        let entry = self.heap[i];
+        let heap = &mut self.heap[..];
+        let entry = heap[i];
         while i > 0 {
-            let parent = (i - 1) / 2;
-            if !entry.before(&self.heap[parent]) {
+            let parent = (i - 1) / ARITY;
+            if !entry.before(&heap[parent]) {
                 break;
             }
-            self.heap[i] = self.heap[parent];
+            heap[i] = heap[parent];
             i = parent;
         }
-        self.heap[i] = entry;
+        heap[i] = entry;
     }
 
+    /// Puts `entry` at the root (whose old content is discarded) and restores the heap.
+    ///
+    /// Bottom-up (Floyd): the hole first descends to a leaf along the smallest children, without
+    /// testing `entry` on the way, then `entry` rises from there. A new event is usually later
+    /// than most pending ones, so it rises little; and the choice of the smallest child is a
+    /// branch-free tournament (conditional moves) instead of unpredictable branches.
     #[inline]
-    fn sift_down(&mut self, mut i: usize) {
-        let n = self.heap.len();
-        let entry = self.heap[i];
+    fn sift_down(&mut self, entry: Entry<E>) {
+        let heap = &mut self.heap[..];
+        let n = heap.len();
+        let mut i = 0;
         loop {
-            let left = 2 * i + 1;
-            if left >= n {
+            let first = ARITY * i + 1;
+            let child = if first + ARITY <= n {
+                let a = first + usize::from(heap[first + 1].before(&heap[first]));
+                let b = first + 2 + usize::from(heap[first + 3].before(&heap[first + 2]));
+                if heap[b].before(&heap[a]) { b } else { a }
+            } else if first < n {
+                // The last, partial group: its children are leaves.
+                (first + 1..n).fold(first, |c, j| if heap[j].before(&heap[c]) { j } else { c })
+            } else {
                 break;
-            }
-            let right = left + 1;
-            let child =
-                if right < n && self.heap[right].before(&self.heap[left]) { right } else { left };
-            if !self.heap[child].before(&entry) {
-                break;
-            }
-            self.heap[i] = self.heap[child];
+            };
+            heap[i] = heap[child];
             i = child;
         }
-        self.heap[i] = entry;
+        while i > 0 {
+            let parent = (i - 1) / ARITY;
+            if !entry.before(&heap[parent]) {
+                break;
+            }
+            heap[i] = heap[parent];
+            i = parent;
+        }
+        heap[i] = entry;
     }
 }
 

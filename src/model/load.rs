@@ -11,7 +11,6 @@
 //! least loaded" are all `O(1)`: no scan of the farm per arrival.
 
 use crate::rng::SimRng;
-use rand::RngExt;
 
 /// Per-server load values as the policy sees them (queue lengths, live or posted).
 #[derive(Debug, Clone)]
@@ -73,7 +72,7 @@ impl LoadTable {
     }
 
     /// Adds one to server `i`. `O(1)`.
-    #[inline]
+    #[inline(always)]
     pub fn inc(&mut self, i: usize) {
         let v = self.vals[i];
         self.vals[i] = v + 1;
@@ -91,7 +90,7 @@ impl LoadTable {
     }
 
     /// Subtracts one from server `i`, whose value must be positive. `O(1)`.
-    #[inline]
+    #[inline(always)]
     pub fn dec(&mut self, i: usize) {
         let v = self.vals[i];
         debug_assert!(v > 0, "load of server {i} would go negative");
@@ -126,7 +125,7 @@ impl LoadTable {
         let s = self.sorted.as_ref().expect("LoadTable::shortest needs the sorted index");
         let min = self.vals[s.order[0] as usize] as usize;
         let ties = s.start[min + 1] as usize;
-        let k = if ties == 1 { 0 } else { rng.random_range(0..ties) };
+        let k = if ties == 1 { 0 } else { crate::policy::uniform(rng, ties) };
         s.order[k] as usize
     }
 
@@ -169,7 +168,7 @@ impl SortedIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
+    use rand::{RngExt, SeedableRng};
 
     fn check_index(t: &LoadTable) {
         let s = t.sorted.as_ref().unwrap();

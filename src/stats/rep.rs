@@ -24,7 +24,7 @@ impl LatencyHistogram {
     /// Records one sojourn time.
     #[inline]
     pub fn record(&mut self, t: f64) {
-        let v = (t / Self::UNIT).round() as u64;
+        let v = round_to_u64(t / Self::UNIT);
         // The histogram grows as needed; only a value beyond its largest possible range fails,
         // and that one is clamped to the top bucket rather than dropped.
         if self.0.record(v).is_err() {
@@ -48,6 +48,99 @@ impl LatencyHistogram {
     /// True when nothing was recorded.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+}
+
+impl LatencyHistogram {
+    /// An empty [`LatencyRecorder`], the fast way to fill a histogram from a loop.
+    pub fn recorder() -> LatencyRecorder {
+        LatencyRecorder::default()
+    }
+
+    /// Adds `count` records of `v` (in units of [`Self::UNIT`]), clamping like [`Self::record`].
+    fn record_units(&mut self, v: u64, count: u64) {
+        if self.0.record_n(v, count).is_err() {
+            self.0.saturating_record_n(v, count);
+        }
+    }
+}
+
+/// Sojourn times counted in [`LatencyHistogram`]'s own buckets, for the simulation's inner loop.
+///
+/// hdrhistogram's `record` also keeps a minimum, a maximum and a total and checks for resizing;
+/// here a record is an index computation and an increment. The layout is that of the
+/// 3-significant-digit histogram with lowest discernible value 1: sub-buckets of 2048 values, the
+/// first bucket used whole and every later one (twice as coarse as the one before) in its upper
+/// half. [`LatencyRecorder::finish`] adds the counts to a [`LatencyHistogram`], which then holds
+/// what recording every value directly would have given: the same counts per bucket, the same
+/// total, and a minimum and maximum in the same buckets (a test checks this).
+#[derive(Debug, Clone, Default)]
+pub struct LatencyRecorder {
+    counts: Vec<u64>,
+}
+
+/// log2 of half the sub-bucket count (2048 sub-buckets for 3 significant digits).
+const HALF_MAGNITUDE: u32 = 10;
+/// Leading zeros of the largest value of the first bucket, 2047.
+const FIRST_BUCKET_ZEROS: u32 = 53;
+
+impl LatencyRecorder {
+    /// Records one sojourn time, rounded to [`LatencyHistogram::UNIT`] as
+    /// [`LatencyHistogram::record`] does.
+    #[inline]
+    pub fn record(&mut self, t: f64) {
+        let i = Self::index(round_to_u64(t / LatencyHistogram::UNIT));
+        match self.counts.get_mut(i) {
+            Some(c) => *c += 1,
+            None => self.grow_and_record(i),
+        }
+    }
+
+    #[cold]
+    fn grow_and_record(&mut self, i: usize) {
+        self.counts.resize((i + 1).next_power_of_two(), 0);
+        self.counts[i] += 1;
+    }
+
+    /// Adds everything recorded to `hist`.
+    pub fn finish(&self, hist: &mut LatencyHistogram) {
+        for (i, &c) in self.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+            hist.record_units(Self::value(i), c);
+        }
+    }
+
+    /// The bucket of `v`: hdrhistogram's `index_for`.
+    #[inline]
+    fn index(v: u64) -> usize {
+        let bucket = FIRST_BUCKET_ZEROS - (v | 2047).leading_zeros();
+        let sub_bucket = v >> bucket;
+        (((u64::from(bucket) + 1) << HALF_MAGNITUDE) + sub_bucket - (1 << HALF_MAGNITUDE)) as usize
+    }
+
+    /// The smallest value of bucket `i`: hdrhistogram's `value_for`.
+    fn value(i: usize) -> u64 {
+        let half = 1u64 << HALF_MAGNITUDE;
+        let sub_bucket = (i as u64 & (half - 1)) + half;
+        match (i >> HALF_MAGNITUDE).checked_sub(1) {
+            None => sub_bucket - half,
+            Some(bucket) => sub_bucket << bucket,
+        }
+    }
+}
+
+/// `x.round() as u64` (half away from zero, saturating) without a call into libm.
+///
+/// Below 2^52 the fractional part `x - trunc(x)` is exact, so comparing it with one half decides
+/// the rounding exactly, and signed conversions (one instruction each) suffice. From 2^52 on every
+/// float is an integer; negative and NaN inputs give 0, as the cast does.
+#[inline]
+fn round_to_u64(x: f64) -> u64 {
+    const INTEGRAL: f64 = 4_503_599_627_370_496.0; // 2^52
+    if (0.0..INTEGRAL).contains(&x) {
+        let whole = x as i64;
+        (whole + i64::from(x - whole as f64 >= 0.5)) as u64
+    } else {
+        x as u64
     }
 }
 
@@ -141,6 +234,74 @@ impl AddAssign<&RepStats> for RepStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounding_matches_round_then_cast() {
+        let cases = [
+            0.0,
+            0.49999999999999994,
+            0.5,
+            1.5,
+            2.5,
+            2.4999999999999996,
+            1e-300,
+            123_456.5,
+            4_503_599_627_370_495.5,
+            9_007_199_254_740_993.0,
+            1.8446744073709552e19,
+            1e30,
+            -0.7,
+            f64::NAN,
+            f64::INFINITY,
+        ];
+        for x in cases {
+            assert_eq!(round_to_u64(x), x.round() as u64, "{x}");
+        }
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            // Up to 2^33 with 20 fraction bits, so exact halves come up often.
+            let x = (state >> 11) as f64 / f64::from(1u32 << 20);
+            assert_eq!(round_to_u64(x), x.round() as u64, "{x}");
+        }
+    }
+
+    #[test]
+    fn recorder_gives_the_histogram_that_direct_recording_gives() {
+        let mut direct = LatencyHistogram::default();
+        let mut recorder = LatencyRecorder::default();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut values = vec![0.0, 1e-7, 5e-7, 2.047e-3, 2.048e-3, 1.0, 1e6, 1.8e13];
+        for _ in 0..200_000 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            // Log-uniform over 1e-7 .. 1e7 time units.
+            let e = (state >> 40) as f64 / f64::from(1u32 << 24) * 14.0 - 7.0;
+            values.push(10f64.powf(e));
+        }
+        for &t in &values {
+            direct.record(t);
+            recorder.record(t);
+        }
+        let mut via = LatencyHistogram::default();
+        recorder.finish(&mut via);
+        assert_eq!(via.len(), direct.len());
+        assert_eq!(via.0.max(), direct.0.max());
+        assert_eq!(via.0.min_nz(), direct.0.min_nz());
+        let buckets = |h: &LatencyHistogram| -> Vec<(u64, u64)> {
+            h.0.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
+        };
+        assert_eq!(buckets(&via), buckets(&direct));
+        for q in [0.0, 0.001, 0.25, 0.5, 0.9, 0.99, 0.999, 1.0] {
+            assert_eq!(via.quantile(q), direct.quantile(q), "q = {q}");
+        }
+        for v in [0, 1, 2047, 2048, 4095, 4096, 1 << 40, u64::MAX] {
+            let i = LatencyRecorder::index(v);
+            assert!(LatencyRecorder::value(i) <= v);
+            assert_eq!(LatencyRecorder::index(LatencyRecorder::value(i)), i, "{v}");
+        }
+    }
 
     #[test]
     fn merging_equals_recording_everything_in_one() {
