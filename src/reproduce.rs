@@ -443,43 +443,17 @@ fn theory_checks(r: &Reports) -> Vec<Check> {
         let (mean, mci) = (num(hm, row, "mean"), opt(hm, row, "mean_ci95"));
         let (p99, pci) = (num(hm, row, "p99"), opt(hm, row, "p99_ci95"));
         match policy {
-            "random" => {
-                let (t, q) = (theory::mm1_mean(load), theory::mm1_quantile(load, 0.99));
-                out.push(check(
-                    &name,
-                    "random mean vs M/M/1",
-                    f(t),
-                    f(mean),
-                    mci,
-                    note(within(t, mean, mci)),
-                ));
-                out.push(check(
-                    &name,
-                    "random p99 vs M/M/1",
-                    f(q),
-                    f(p99),
-                    pci,
-                    note(within(q, p99, pci)),
-                ));
-            }
-            "rr" => {
-                let (t, q) = (theory::ekm1_mean(n, load), theory::ekm1_quantile(n, load, 0.99));
-                out.push(check(
-                    &name,
-                    "rr mean vs E_k/M/1",
-                    f(t),
-                    f(mean),
-                    mci,
-                    note(within(t, mean, mci)),
-                ));
-                out.push(check(
-                    &name,
-                    "rr p99 vs E_k/M/1",
-                    f(q),
-                    f(p99),
-                    pci,
-                    note(within(q, p99, pci)),
-                ));
+            "random" | "rr" => {
+                let (model, t, q) = if policy == "random" {
+                    ("M/M/1", theory::mm1_mean(load), theory::mm1_quantile(load, 0.99))
+                } else {
+                    ("E_k/M/1", theory::ekm1_mean(n, load), theory::ekm1_quantile(n, load, 0.99))
+                };
+                for (stat, want, got, ci) in [("mean", t, mean, mci), ("p99", q, p99, pci)] {
+                    let quantity = format!("{policy} {stat} vs {model}");
+                    let verdict = note(within(want, got, ci));
+                    out.push(check(&name, &quantity, f(want), f(got), ci, verdict));
+                }
             }
             "p2c" | "p3c" => {
                 let d = if policy == "p2c" { 2 } else { 3 };

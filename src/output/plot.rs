@@ -43,6 +43,23 @@ fn label(x: f64) -> String {
     super::table::format_number(x)
 }
 
+/// Draws the legend box of `chart` at `position`.
+fn legend<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    position: SeriesLabelPosition,
+) where
+    X: plotters::coord::ranged1d::Ranged,
+    Y: plotters::coord::ranged1d::Ranged,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()
+        .expect("drawing into a string");
+}
+
 /// Distinct values of a column, in order of first appearance.
 fn distinct(report: &Report, col: usize) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::new();
@@ -113,13 +130,7 @@ fn fixed(report: &Report) -> String {
                 .label(format!("d = {d}: simulated"))
                 .legend(move |(x, y)| Circle::new((x + 9, y), 4, color.stroke_width(2)));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .expect("drawing into a string");
+        legend(&mut chart, SeriesLabelPosition::UpperRight);
         root.present().expect("drawing into a string");
     }
     out
@@ -182,13 +193,7 @@ fn stale(report: &Report) -> String {
                 .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))
                 .expect("drawing into a string");
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .expect("drawing into a string");
+        legend(&mut chart, SeriesLabelPosition::UpperLeft);
         root.present().expect("drawing into a string");
     }
     out
