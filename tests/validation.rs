@@ -37,7 +37,8 @@ fn mm1_p99_sd(rho: f64, n: f64) -> f64 {
 #[test]
 fn homo_random_is_m_m_1() {
     // Uniform random splitting of a Poisson stream makes each of the 100 servers an M/M/1 queue.
-    for rho in [0.5, 0.8] {
+    // At 0.9 the warm-up (1,111 time units) is three relaxation times, 1/(1 - sqrt(0.9))^2 = 380.
+    for rho in [0.5, 0.8, 0.9] {
         let (seeds, requests) = (2, 1_000_000);
         let reps =
             replicate(live(100, rho, PolicyKind::Random), run_length(100_000, requests), seeds, 7);
@@ -126,6 +127,45 @@ fn fixed_d2_matches_the_mean_field_fixed_point() {
     assert!(s[6] > want && s[6] < 1.3 * want, "s_6: {} vs {want}", s[6]);
     // The double-exponential tail: nothing at level 8 (fixed point 1.5e-12).
     assert!(s[8] < 1e-6);
+}
+
+#[test]
+fn fixed_d3_matches_the_mean_field_fixed_point() {
+    // d = 3 at lambda = 0.9, n = 1000: s_1..s_3 are 0.9, 0.656, 0.254 and s_4 = 0.0148. Same
+    // reasoning as d = 2: O(1/n) bias plus noise of order 1e-3, so 0.004 absolute; the fixed
+    // point's s_5 is 2.9e-6, below what the run resolves, so only its order is checked.
+    let s = simulated_levels(3, 0.9, 200_000, 1_000_000);
+    for (i, &sim) in s.iter().enumerate().take(5).skip(1) {
+        let want = fixed_point(0.9, 3, i as u32);
+        assert!((sim - want).abs() < 0.004, "s_{i}: {sim} vs {want}");
+    }
+    assert!(s[5] < 1e-4 && s[6] < 1e-6, "triple-exponential tail: {:?}", &s[5..7]);
+}
+
+#[test]
+fn stale_random_is_m_m_1_at_every_period() {
+    // random reads no board, so a periodic board changes nothing: each server is M/M/1 at 0.8
+    // whatever T is (the pooled mean of 2M requests has sd 0.031; 5 sd = 0.16), and with common
+    // random numbers the replications are identical, not merely close.
+    let run = run_length(100_000, 1_000_000);
+    let at = |info| {
+        let sc = Scenario {
+            farm: Farm::homogeneous(100, 0.8),
+            policy: PolicyKind::Random,
+            info,
+            track_levels: false,
+            tau: 1.0,
+        };
+        pooled(&replicate(sc, run, 2, 11))
+    };
+    let live = at(Information::Live);
+    let tol = 5.0 * mm1_mean_sd(0.8, 2e6);
+    assert!((live.mean() - mm1_mean(0.8)).abs() < tol, "{} vs 5 +- {tol}", live.mean());
+    for period in [0.5, 5.0, 50.0] {
+        let board = at(Information::Board { period, local: false });
+        assert_eq!(board.sum, live.sum, "T = {period}");
+        assert_eq!(board.quantile(0.99), live.quantile(0.99));
+    }
 }
 
 #[test]
