@@ -91,12 +91,12 @@ pub fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Report, u64) 
     let scenarios: Vec<Scenario> =
         cfg.policies.iter().map(|&p| Scenario::live(farm.clone(), p, cfg.tau)).collect();
     let groups = run_scenarios(&scenarios, &cfg.run, c, progress);
+    let summaries: Vec<Summary> = groups.iter().map(|g| Summary::from_reps(g)).collect();
     let mut rows = Vec::new();
     let mut marks = Vec::new();
-    for (sc, reps) in scenarios.iter().zip(&groups) {
-        let s = Summary::from_reps(reps);
-        let (stable, why) = stability(sc.policy, &farm, &s);
-        marks.push(why.or_else(|| super::steadiness_mark(&s)));
+    for (sc, s) in scenarios.iter().zip(&summaries) {
+        let (stable, why) = stability(sc.policy, &farm, s);
+        marks.push(why.or_else(|| super::steadiness_mark(s)));
         rows.push(HeteroRow {
             policy: sc.policy.name(),
             seeds: s.seeds,
@@ -111,6 +111,7 @@ pub fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Report, u64) 
     }
     let mut report = Report::new("hetero", &params(c, cfg), &rows);
     report.marks = marks;
+    report.warnings = super::stop_warnings(&scenarios, &summaries);
     if report.marks.iter().any(Option::is_some) {
         report
             .notes

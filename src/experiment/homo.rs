@@ -2,7 +2,10 @@
 
 use serde::Serialize;
 
-use super::{DRIFT_NOTE, Progress, Scenario, params, run_scenarios, steadiness_mark, total_events};
+use super::{
+    DRIFT_NOTE, Progress, Scenario, params, run_scenarios, steadiness_mark, stop_warnings,
+    total_events,
+};
 use crate::config::{Common, HomoConfig};
 use crate::model::Farm;
 use crate::output::Report;
@@ -61,6 +64,7 @@ pub fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Report, u64) {
         .collect();
     let mut report = Report::new("homo", &params(c, cfg), &rows);
     report.marks = summaries.iter().map(steadiness_mark).collect();
+    report.warnings = stop_warnings(&scenarios, &summaries);
     if report.marks.iter().any(Option::is_some) {
         report.notes.push(DRIFT_NOTE.into());
     }

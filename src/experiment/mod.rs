@@ -18,10 +18,11 @@ use rayon::prelude::*;
 
 use crate::config::{Common, Config, Experiment, RunConfig};
 use crate::model::{Farm, Information, SimOptions, simulate};
+use crate::output::table::format_number;
 use crate::output::{Report, RunInfo};
 use crate::policy::{PolicyKind, PolicyParams};
 use crate::rng::StreamKey;
-use crate::stats::RepStats;
+use crate::stats::{RepStats, Summary};
 use crate::with_policy;
 
 /// Called once per finished replication (from any worker thread).
@@ -39,19 +40,6 @@ pub fn run(cfg: &Config, progress: Progress) -> Report {
         Experiment::Stale(s) => stale::run(s, c, progress),
         Experiment::Swrr(s) => swrr::run(s),
     });
-    for (row, mark) in report.rows.iter().zip(&report.marks) {
-        if let Some(m) = mark.as_ref().filter(|m| m.contains("--queue-guard")) {
-            // Name the row by its scenario columns (load, period, policy), not its statistics.
-            let key: Vec<String> = report
-                .columns
-                .iter()
-                .zip(row)
-                .filter(|(c, _)| ["load", "period", "policy"].contains(&c.as_str()))
-                .map(|(c, v)| format!("{c} {}", crate::output::cell_text(v)))
-                .collect();
-            report.warnings.push(format!("warning: {}: {m}", key.join(", ")));
-        }
-    }
     let wall = start.elapsed().as_secs_f64();
     report.run = RunInfo { wall_seconds: wall, events, events_per_second: events as f64 / wall };
     report
@@ -164,11 +152,29 @@ pub fn total_events(groups: &[Vec<RepStats>]) -> u64 {
 }
 
 /// The table note for a row that is not in steady state or was stopped.
-pub(crate) fn steadiness_mark(s: &crate::stats::Summary) -> Option<String> {
+pub(crate) fn steadiness_mark(s: &Summary) -> Option<String> {
     if let Some(why) = &s.stopped {
         return Some(why.clone());
     }
     (!s.steady()).then(|| format!("not steady (drift {:.2})", s.drift))
+}
+
+/// One warning (for stderr) per scenario whose replication the queue guard stopped, naming the
+/// scenario by load, board period and policy.
+pub(crate) fn stop_warnings(scenarios: &[Scenario], summaries: &[Summary]) -> Vec<String> {
+    scenarios
+        .iter()
+        .zip(summaries)
+        .filter_map(|(sc, s)| {
+            let why = s.stopped.as_ref()?;
+            let period = match sc.info {
+                Information::Board { period, .. } => format!("period {}, ", format_number(period)),
+                Information::Live => String::new(),
+            };
+            let load = format_number(sc.farm.load);
+            Some(format!("warning: load {load}, {period}policy {}: {why}", sc.policy.name()))
+        })
+        .collect()
 }
 
 /// The footnote explaining [`steadiness_mark`].

@@ -8,7 +8,10 @@
 
 use serde::Serialize;
 
-use super::{DRIFT_NOTE, Progress, Scenario, params, run_scenarios, steadiness_mark, total_events};
+use super::{
+    DRIFT_NOTE, Progress, Scenario, params, run_scenarios, steadiness_mark, stop_warnings,
+    total_events,
+};
 use crate::config::{Common, StaleConfig};
 use crate::model::{Farm, Information};
 use crate::output::Report;
@@ -86,6 +89,7 @@ pub fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Report, u64) {
         .collect();
     let mut report = Report::new("stale", &params(c, cfg), &rows);
     report.marks = summaries.iter().map(steadiness_mark).collect();
+    report.warnings = stop_warnings(&scenarios, &summaries);
     if report.marks.iter().any(Option::is_some) {
         report.notes.push(DRIFT_NOTE.into());
     }
