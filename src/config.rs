@@ -517,6 +517,19 @@ fn check_replications(seeds: u64, scenarios: usize) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// The size checks of a queueing command: at most [`limits::REPLICATIONS`] replications in all,
+/// and the replications in flight (each holding `servers` servers) within [`limits::MEMORY`].
+fn check_run_size(
+    seeds: u64,
+    scenarios: usize,
+    threads: Option<usize>,
+    servers: usize,
+    what: &str,
+) -> Result<(), UsageError> {
+    check_replications(seeds, scenarios)?;
+    check_memory(threads, seeds * scenarios as u64, servers as u64 * limits::BYTES_PER_SERVER, what)
+}
+
 fn weights(option: &str, s: &str, max_work: u64) -> Result<Vec<u64>, UsageError> {
     let w: Vec<u64> = s
         .split(',')
@@ -617,13 +630,7 @@ impl Config {
                         )));
                     }
                 }
-                check_replications(seeds, lambda.len() * d.len())?;
-                check_memory(
-                    threads,
-                    seeds * (lambda.len() * d.len()) as u64,
-                    n as u64 * limits::BYTES_PER_SERVER,
-                    &format!("--n {n}"),
-                )?;
+                check_run_size(seeds, lambda.len() * d.len(), threads, n, &format!("--n {n}"))?;
                 let run = run_config(&a.run, 5_000_000, 500_000)?;
                 let lowest = lambda.iter().copied().fold(1.0, f64::min);
                 check_horizon(&run, lowest * n as f64, 1.0)?;
@@ -636,13 +643,8 @@ impl Config {
                 check_farm_size(&policies, servers, "--servers")?;
                 check_swrr(&policies, &vec![1.0; servers])?;
                 let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
-                check_replications(seeds, loads.len() * policies.len())?;
-                check_memory(
-                    threads,
-                    seeds * (loads.len() * policies.len()) as u64,
-                    servers as u64 * limits::BYTES_PER_SERVER,
-                    &format!("--servers {servers}"),
-                )?;
+                let what = format!("--servers {servers}");
+                check_run_size(seeds, loads.len() * policies.len(), threads, servers, &what)?;
                 let run = run_config(&a.run, 1_000_000, 100_000)?;
                 let lowest = loads.iter().copied().fold(1.0, f64::min);
                 check_horizon(&run, lowest * servers as f64, 1.0)?;
@@ -664,17 +666,14 @@ impl Config {
                 let policies = policies("--policies", &a.policies, FARM_POLICIES)?;
                 check_farm_size(&policies, slow + fast, "--slow plus --fast")?;
                 let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
-                check_replications(seeds, policies.len())?;
-                check_memory(
-                    threads,
-                    seeds * policies.len() as u64,
-                    (slow + fast) as u64 * limits::BYTES_PER_SERVER,
-                    &format!("--slow plus --fast ({})", slow + fast),
-                )?;
+                let what = format!("--slow plus --fast ({})", slow + fast);
+                check_run_size(seeds, policies.len(), threads, slow + fast, &what)?;
                 let run = run_config(&a.run, 1_000_000, 100_000)?;
                 let capacity = slow as f64 * slow_rate + fast as f64 * fast_rate;
-                let fastest = if fast > 0 { fast_rate } else { 0.0 };
-                let fastest = fastest.max(if slow > 0 { slow_rate } else { 0.0 });
+                let fastest = [(slow, slow_rate), (fast, fast_rate)]
+                    .iter()
+                    .filter(|&&(count, _)| count > 0)
+                    .fold(0.0, |m, &(_, rate)| f64::max(m, rate));
                 check_horizon(&run, load * capacity, fastest)?;
                 let cfg =
                     HeteroConfig { slow, slow_rate, fast, fast_rate, load, policies, tau, run };
@@ -695,13 +694,8 @@ impl Config {
                 let policies = policies("--policies", &a.policies, STALE_POLICIES)?;
                 check_farm_size(&policies, servers, "--servers")?;
                 check_swrr(&policies, &vec![1.0; servers])?;
-                check_replications(seeds, periods.len() * policies.len())?;
-                check_memory(
-                    threads,
-                    seeds * (periods.len() * policies.len()) as u64,
-                    servers as u64 * limits::BYTES_PER_SERVER,
-                    &format!("--servers {servers}"),
-                )?;
+                let what = format!("--servers {servers}");
+                check_run_size(seeds, periods.len() * policies.len(), threads, servers, &what)?;
                 let run = run_config(&a.run, 1_000_000, 100_000)?;
                 check_horizon(&run, load * servers as f64, 1.0)?;
                 // A post every `period` refreshes every server; the run lasts about

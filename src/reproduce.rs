@@ -30,31 +30,32 @@ pub const COMMANDS: [(&str, &str); 7] = [
 /// A generated file: its name inside `results/` and its bytes.
 pub type Artifact = (String, Vec<u8>);
 
-/// Runs one command line through the same parsing and validation as the binary.
-pub fn run_command(
-    line: &str,
-    threads: Option<usize>,
-    progress: Progress,
-) -> Result<Report, UsageError> {
+/// Parses and validates one command line exactly as the binary does.
+fn parse(line: &str, threads: Option<usize>) -> Result<Config, UsageError> {
     let mut args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
     if let Some(t) = threads {
         args.extend(["--threads".to_string(), t.to_string()]);
     }
     let cli = <Cli as clap::Parser>::try_parse_from(&args)
         .map_err(|e| UsageError(e.to_string().lines().next().unwrap_or_default().to_string()))?;
-    let cfg = Config::from_cli(&cli)?;
-    Ok(experiment::run(&cfg, progress))
+    Config::from_cli(&cli)
+}
+
+/// Runs one command line through the same parsing and validation as the binary.
+pub fn run_command(
+    line: &str,
+    threads: Option<usize>,
+    progress: Progress,
+) -> Result<Report, UsageError> {
+    Ok(experiment::run(&parse(line, threads)?, progress))
 }
 
 /// Total replications of the reproduction (for a progress bar).
 pub fn replications() -> u64 {
     COMMANDS
         .iter()
-        .filter_map(|(_, line)| {
-            let args: Vec<&str> = line.split_whitespace().collect();
-            let cli = <Cli as clap::Parser>::try_parse_from(args).ok()?;
-            Some(experiment::replications(&Config::from_cli(&cli).ok()?))
-        })
+        .filter_map(|(_, line)| parse(line, None).ok())
+        .map(|cfg| experiment::replications(&cfg))
         .sum()
 }
 

@@ -40,9 +40,5 @@ pub fn replicate(sc: Scenario, run: RunConfig, seeds: u64, seed: u64) -> Vec<Rep
 
 /// Merges replications.
 pub fn pooled(reps: &[RepStats]) -> RepStats {
-    let mut all = RepStats::default();
-    for r in reps {
-        all += r;
-    }
-    all
+    RepStats::merged(reps)
 }

@@ -98,6 +98,20 @@ fn simulated_levels(d: u32, lambda: f64, warmup: u64, requests: u64) -> Vec<f64>
         .collect()
 }
 
+/// Asserts `|s_i - fixed point| < tol` for the levels `levels` of `d` choices at `lambda`.
+fn assert_levels_near(
+    s: &[f64],
+    d: u32,
+    lambda: f64,
+    levels: std::ops::RangeInclusive<usize>,
+    tol: f64,
+) {
+    for i in levels {
+        let want = fixed_point(lambda, d, i as u32);
+        assert!((s[i] - want).abs() < tol, "d = {d}, s_{i}: {} vs {want} +- {tol}", s[i]);
+    }
+}
+
 #[test]
 fn fixed_d1_matches_the_m_m_1_tail() {
     // d = 1 at lambda = 0.7: each server is M/M/1, s_i = 0.7^i. The relaxation time is
@@ -105,10 +119,7 @@ fn fixed_d1_matches_the_m_m_1_tail() {
     // window of 1430 time units gives each server's time average a variance of at most
     // 2 * 38 * 0.25 / 1430 = 0.0133; over 1000 independent servers the sd is 0.0036, so 5 sd = 0.018.
     let s = simulated_levels(1, 0.7, 200_000, 1_000_000);
-    for (i, &sim) in s.iter().enumerate().take(11).skip(1) {
-        let want = fixed_point(0.7, 1, i as u32);
-        assert!((sim - want).abs() < 0.018, "s_{i}: {sim} vs {want}");
-    }
+    assert_levels_near(&s, 1, 0.7, 1..=10, 0.018);
 }
 
 #[test]
@@ -119,10 +130,7 @@ fn fixed_d2_matches_the_mean_field_fixed_point() {
     // The deepest level (s_6 ~ 1e-3) is relatively heavier at finite n (the article saw 0.00149
     // against 0.00131): it must lie above the fixed point and within 30% of it.
     let s = simulated_levels(2, 0.9, 200_000, 1_000_000);
-    for (i, &sim) in s.iter().enumerate().take(6).skip(1) {
-        let want = fixed_point(0.9, 2, i as u32);
-        assert!((sim - want).abs() < 0.004, "s_{i}: {sim} vs {want}");
-    }
+    assert_levels_near(&s, 2, 0.9, 1..=5, 0.004);
     let want = fixed_point(0.9, 2, 6);
     assert!(s[6] > want && s[6] < 1.3 * want, "s_6: {} vs {want}", s[6]);
     // The double-exponential tail: nothing at level 8 (fixed point 1.5e-12).
@@ -135,10 +143,7 @@ fn fixed_d3_matches_the_mean_field_fixed_point() {
     // reasoning as d = 2: O(1/n) bias plus noise of order 1e-3, so 0.004 absolute; the fixed
     // point's s_5 is 2.9e-6, below what the run resolves, so only its order is checked.
     let s = simulated_levels(3, 0.9, 200_000, 1_000_000);
-    for (i, &sim) in s.iter().enumerate().take(5).skip(1) {
-        let want = fixed_point(0.9, 3, i as u32);
-        assert!((sim - want).abs() < 0.004, "s_{i}: {sim} vs {want}");
-    }
+    assert_levels_near(&s, 3, 0.9, 1..=4, 0.004);
     assert!(s[5] < 1e-4 && s[6] < 1e-6, "triple-exponential tail: {:?}", &s[5..7]);
 }
 

@@ -76,10 +76,7 @@ pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Report, u64) {
                 sim_ci95: ci95_half_width(&per_rep),
             });
         }
-        let mut pooled = RepStats::default();
-        for r in reps {
-            pooled += r;
-        }
+        let pooled = RepStats::merged(reps);
         rows.push(FixedRow {
             d,
             lambda,

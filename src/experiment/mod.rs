@@ -119,7 +119,7 @@ pub fn run_scenarios(
         (0..scenarios.len()).flat_map(|s| (0..c.seeds).map(move |k| (s, k))).collect();
     // One replication per rayon job: a worker that runs out of work can then steal any pending
     // replication, instead of waiting while another worker runs a whole chunk of them in turn.
-    let mut results: Vec<RepStats> = tasks
+    let results: Vec<RepStats> = tasks
         .par_iter()
         .with_max_len(1)
         .map(|&(s, k)| {
@@ -128,12 +128,8 @@ pub fn run_scenarios(
             r
         })
         .collect();
-    let mut grouped = Vec::with_capacity(scenarios.len());
-    for _ in 0..scenarios.len() {
-        let rest = results.split_off(c.seeds as usize);
-        grouped.push(std::mem::replace(&mut results, rest));
-    }
-    grouped
+    let mut results = results.into_iter();
+    (0..scenarios.len()).map(|_| results.by_ref().take(c.seeds as usize).collect()).collect()
 }
 
 /// The `params` object of a report: the command's parameters plus the shared ones.

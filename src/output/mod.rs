@@ -81,11 +81,6 @@ impl Report {
     }
 }
 
-/// A cell as plain text (CSV rendering).
-pub fn cell_text(v: &Value) -> String {
-    self::csv::cell(v)
-}
-
 /// One output format.
 pub trait Exporter {
     /// The bytes to write for `report`.

@@ -46,10 +46,7 @@ pub struct Summary {
 impl Summary {
     /// Summarises replications given in replication order.
     pub fn from_reps(reps: &[RepStats]) -> Summary {
-        let mut merged = RepStats::default();
-        for r in reps {
-            merged += r;
-        }
+        let merged = RepStats::merged(reps);
         let means: Vec<f64> = reps.iter().map(RepStats::mean).collect();
         let p99s: Vec<f64> = reps.iter().map(|r| r.quantile(0.99)).collect();
         Summary {

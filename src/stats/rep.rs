@@ -179,6 +179,16 @@ pub struct RepStats {
 }
 
 impl RepStats {
+    /// All of `reps` merged, in the order given (so the float sums are the same bits whatever
+    /// ran where).
+    pub fn merged<'a>(reps: impl IntoIterator<Item = &'a RepStats>) -> RepStats {
+        let mut all = RepStats::default();
+        for r in reps {
+            all += r;
+        }
+        all
+    }
+
     /// Mean sojourn.
     pub fn mean(&self) -> f64 {
         self.sum / self.requests as f64
