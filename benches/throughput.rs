@@ -43,7 +43,7 @@ struct Settings {
 fn run_config(n: usize, requests: u64) -> RunConfig {
     // Enough warm-up for the farm to fill: about 10 time units at load 0.9, and at least 100,000.
     let warmup = (100_000u64).max(10 * n as u64);
-    RunConfig { warmup, requests, queue_guard: 100_000 }
+    RunConfig::new(warmup, requests, 100_000)
 }
 
 fn scenario(policy: &str, n: usize) -> Scenario {

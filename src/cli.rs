@@ -124,21 +124,47 @@ pub enum Command {
     Swrr(SwrrArgs),
 }
 
-/// Warm-up and measured arrivals, and the runaway guard.
+/// Warm-up and measured arrivals, the runaway guard, and how results are read.
 #[derive(Debug, Args)]
-#[command(next_help_heading = "Run length")]
+#[command(next_help_heading = "Run length and precision")]
 pub struct RunArgs {
     /// Measured arrivals per replication, 2 to 10^12 (accepts 1e6 or 1_000_000)
     /// [default: 1000000]
     #[arg(long, allow_hyphen_values = true, value_name = "N")]
     pub requests: Option<String>,
-    /// Arrivals simulated before measuring starts, 0 to 10^12 [default: 100000]
-    #[arg(long, allow_hyphen_values = true, value_name = "N")]
+    /// Arrivals simulated before measuring starts, 0 to 10^12, or `auto`: each replication first
+    /// runs --requests arrivals from empty, MSER-5 reads where its start-up transient ends, and
+    /// the replication is run again measuring --requests arrivals from there (twice the work)
+    /// [default: 100000]
+    #[arg(long, allow_hyphen_values = true, value_name = "N|auto")]
     pub warmup: Option<String>,
     /// Stop a replication when any queue exceeds N requests, 1 to 10^9 (bounds memory on
-    /// unstable runs; a stopped row is marked and a warning goes to stderr)
+    /// unstable runs; a stopped row is marked, counted in `stopped`, and a warning goes to stderr)
     #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "100000")]
     pub queue_guard: String,
+    /// Keep doubling a row's --requests until its mean_ci95 <= R x mean and it is steady (R
+    /// from 1e-6 to 0.5, e.g. 0.01 for +-1%); needs --seeds >= 2; adds a `requests` column
+    /// [default: off: --requests as given]
+    #[arg(long, allow_hyphen_values = true, value_name = "R")]
+    pub precision: Option<String>,
+    /// With --precision: the most measured arrivals per replication a row may double to, then
+    /// it is reported as not meeting the target [default: 100000000, or --requests if larger]
+    #[arg(long, allow_hyphen_values = true, value_name = "N")]
+    pub max_requests: Option<String>,
+    /// Sojourn percentiles to add as columns, comma-separated, each above 0 and below 100 (e.g.
+    /// 50,90,99.9 gives p50,p90,p99.9); p99 is always reported [default: none beyond p99]
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST")]
+    pub quantiles: Option<String>,
+}
+
+/// The policy the others are compared with (`homo`, `hetero`, `stale`).
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    /// Compare every policy with POLICY (one of --policies) in the same scenario: adds
+    /// mean_vs_base, p99_vs_base (relative differences, -0.25 = 25% lower) and their paired 95%
+    /// half-widths over replications [default: no comparison]
+    #[arg(long, allow_hyphen_values = true, value_name = "POLICY")]
+    pub baseline: Option<String>,
 }
 
 /// `lbsim bins`
@@ -208,6 +234,9 @@ pub struct HomoArgs {
     /// Peak-EWMA decay time constant, > 0, in mean service times (p2c-pewma only)
     #[arg(long, allow_hyphen_values = true, value_name = "T", default_value = "10")]
     pub tau: String,
+    /// Comparison with a baseline policy.
+    #[command(flatten)]
+    pub baseline: BaselineArgs,
     /// Warm-up and measured arrivals [defaults: --requests 1000000 --warmup 100000]
     #[command(flatten)]
     pub run: RunArgs,
@@ -244,6 +273,9 @@ pub struct HeteroArgs {
     /// Peak-EWMA decay time constant, > 0, in mean service times of a rate-1 server
     #[arg(long, allow_hyphen_values = true, value_name = "T", default_value = "10")]
     pub tau: String,
+    /// Comparison with a baseline policy.
+    #[command(flatten)]
+    pub baseline: BaselineArgs,
     /// Warm-up and measured arrivals [defaults: --requests 1000000 --warmup 100000]
     #[command(flatten)]
     pub run: RunArgs,
@@ -280,6 +312,9 @@ pub struct StaleArgs {
     /// figure into FILE, written atomically [default: no figure]
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Comparison with a baseline policy.
+    #[command(flatten)]
+    pub baseline: BaselineArgs,
     /// Warm-up and measured arrivals [defaults: --requests 1000000 --warmup 100000]
     #[command(flatten)]
     pub run: RunArgs,

@@ -213,7 +213,7 @@ fn fixed_levels(lambda: f64, d: u32) -> u64 {
 /// Refuses runs whose clock would outgrow its precision: `run` arrivals at total rate `arrival_rate`
 /// last about `arrivals / arrival_rate` time units, measured against the fastest service time.
 fn check_horizon(run: &RunConfig, arrival_rate: f64, fastest: f64) -> Result<(), UsageError> {
-    let arrivals = (run.warmup + run.requests) as f64;
+    let arrivals = run.most_arrivals() as f64;
     let horizon = arrivals / arrival_rate * fastest;
     if horizon > limits::HORIZON {
         return Err(UsageError(format!(
@@ -290,21 +290,61 @@ pub struct Common {
     pub plot: Option<PathBuf>,
 }
 
-/// Run length and guard for the queueing commands.
-#[derive(Debug, Clone, Copy, Serialize)]
+/// Run length, guard and reading of results for the queueing commands.
+#[derive(Debug, Clone, Serialize)]
 pub struct RunConfig {
-    /// Arrivals simulated before measuring.
+    /// Arrivals simulated before measuring (0 with `warmup_auto`).
     pub warmup: u64,
     /// Measured arrivals.
     pub requests: u64,
     /// Queue length at which a replication is stopped.
     pub queue_guard: u32,
+    /// `--warmup auto`: each replication's warm-up is where MSER-5 puts the end of its transient.
+    pub warmup_auto: bool,
+    /// `--precision R`: double a row's requests until `mean_ci95 <= R * mean` and it is steady.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<f64>,
+    /// With `precision`: the most measured arrivals per replication.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_requests: Option<u64>,
+    /// Extra sojourn quantiles (fractions, e.g. 0.999), in the order asked.
+    pub quantiles: Vec<Quantile>,
+}
+
+/// A sojourn quantile asked for with `--quantiles`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Quantile {
+    /// Its column name (`p50`, `p99.9`).
+    pub column: String,
+    /// The fraction (0.5, 0.999).
+    pub q: f64,
 }
 
 impl RunConfig {
+    /// A fixed warm-up and run length, with nothing else asked for.
+    pub fn new(warmup: u64, requests: u64, queue_guard: u32) -> RunConfig {
+        RunConfig {
+            warmup,
+            requests,
+            queue_guard,
+            warmup_auto: false,
+            precision: None,
+            max_requests: None,
+            quantiles: Vec::new(),
+        }
+    }
+
     /// As a [`RunLength`].
     pub fn length(&self) -> RunLength {
         RunLength { warmup: self.warmup, requests: self.requests }
+    }
+
+    /// The most arrivals one replication may simulate: the largest measured count `--precision`
+    /// may reach, plus the warm-up (`auto` may ask for up to the whole first pass).
+    pub fn most_arrivals(&self) -> u64 {
+        let requests = self.max_requests.unwrap_or(self.requests);
+        let warmup = if self.warmup_auto { requests } else { self.warmup };
+        requests.saturating_add(warmup)
     }
 }
 
@@ -354,6 +394,9 @@ pub struct HomoConfig {
     pub policies: Vec<PolicyKind>,
     /// Peak-EWMA decay constant.
     pub tau: f64,
+    /// The policy the others are compared with (`--baseline`).
+    #[serde(serialize_with = "policy_name")]
+    pub baseline: Option<PolicyKind>,
     /// Run length.
     pub run: RunConfig,
 }
@@ -376,6 +419,9 @@ pub struct HeteroConfig {
     pub policies: Vec<PolicyKind>,
     /// Peak-EWMA decay constant.
     pub tau: f64,
+    /// The policy the others are compared with (`--baseline`).
+    #[serde(serialize_with = "policy_name")]
+    pub baseline: Option<PolicyKind>,
     /// Run length.
     pub run: RunConfig,
 }
@@ -401,6 +447,9 @@ pub struct StaleConfig {
     /// Policies.
     #[serde(serialize_with = "policy_names")]
     pub policies: Vec<PolicyKind>,
+    /// The policy the others are compared with (`--baseline`).
+    #[serde(serialize_with = "policy_name")]
+    pub baseline: Option<PolicyKind>,
     /// Run length.
     pub run: RunConfig,
 }
@@ -412,6 +461,13 @@ pub struct SwrrConfig {
     pub trace: Option<Vec<u64>>,
     /// Weight sets to compare.
     pub sets: Vec<Vec<u64>>,
+}
+
+fn policy_name<S: serde::Serializer>(p: &Option<PolicyKind>, s: S) -> Result<S::Ok, S::Error> {
+    match p {
+        Some(k) => s.serialize_str(&k.name()),
+        None => s.serialize_none(),
+    }
 }
 
 fn policy_names<S: serde::Serializer>(p: &[PolicyKind], s: S) -> Result<S::Ok, S::Error> {
@@ -444,14 +500,74 @@ pub struct Config {
     pub experiment: Experiment,
 }
 
-fn run_config(a: &cli::RunArgs, requests: u64, warmup: u64) -> Result<RunConfig, UsageError> {
+/// Default of `--max-requests`.
+pub const DEFAULT_MAX_REQUESTS: u64 = 100_000_000;
+
+fn run_config(
+    a: &cli::RunArgs,
+    requests: u64,
+    warmup: u64,
+    seeds: u64,
+) -> Result<RunConfig, UsageError> {
     let requests = match &a.requests {
         Some(s) => parse_count("--requests", s, 2, limits::ARRIVALS)?,
         None => requests,
     };
-    let warmup = match &a.warmup {
-        Some(s) => parse_count("--warmup", s, 0, limits::ARRIVALS)?,
-        None => warmup,
+    let (warmup, warmup_auto) = match a.warmup.as_deref().map(str::trim) {
+        Some("auto") => (0, true),
+        Some(s) => (parse_count("--warmup", s, 0, limits::ARRIVALS)?, false),
+        None => (warmup, false),
+    };
+    let precision = a
+        .precision
+        .as_deref()
+        .map(|s| {
+            parse_f64(
+                "--precision",
+                s,
+                |x| (1e-6..=0.5).contains(&x),
+                "expected a relative half-width R with 1e-6 <= R <= 0.5 (0.01 = +-1%)",
+            )
+        })
+        .transpose()?;
+    if precision.is_some() && seeds < 2 {
+        return Err(UsageError(
+            "--precision needs --seeds 2 or more: the interval comes from the spread between replications".into(),
+        ));
+    }
+    let max_requests = match (&a.max_requests, precision) {
+        (Some(_), None) => {
+            return Err(UsageError("--max-requests only applies with --precision".into()));
+        }
+        (Some(s), Some(_)) => {
+            Some(parse_count("--max-requests", s, requests, limits::ARRIVALS).map_err(|_| {
+                bad(
+                    "--max-requests",
+                    s,
+                    format!(
+                        "expected an integer from --requests ({requests}) to {}",
+                        limits::ARRIVALS
+                    ),
+                )
+            })?)
+        }
+        (None, Some(_)) => Some(DEFAULT_MAX_REQUESTS.max(requests)),
+        (None, None) => None,
+    };
+    let quantiles = match &a.quantiles {
+        None => Vec::new(),
+        Some(s) => parse_list("--quantiles", s, |p| {
+            let pct = parse_f64(
+                "--quantiles",
+                p,
+                |x| x > 0.0 && x < 100.0,
+                "expected percentiles above 0 and below 100, e.g. 50,90,99.9",
+            )?;
+            Ok(Quantile { column: format!("p{pct}"), q: pct / 100.0 })
+        })?
+        .into_iter()
+        .filter(|q| q.column != "p99")
+        .collect(),
     };
     if requests + warmup > limits::ARRIVALS {
         return Err(UsageError(format!(
@@ -461,7 +577,7 @@ fn run_config(a: &cli::RunArgs, requests: u64, warmup: u64) -> Result<RunConfig,
         )));
     }
     let queue_guard = parse_count("--queue-guard", &a.queue_guard, 1, limits::QUEUE_GUARD)? as u32;
-    Ok(RunConfig { warmup, requests, queue_guard })
+    Ok(RunConfig { warmup, requests, queue_guard, warmup_auto, precision, max_requests, quantiles })
 }
 
 fn policies(option: &str, s: &str, allowed: &[&str]) -> Result<Vec<PolicyKind>, UsageError> {
@@ -487,6 +603,25 @@ fn policies(option: &str, s: &str, allowed: &[&str]) -> Result<Vec<PolicyKind>, 
         }
         Ok(kind)
     })
+}
+
+/// `--baseline`: one of the command's policies.
+fn baseline(
+    a: &cli::BaselineArgs,
+    policies: &[PolicyKind],
+) -> Result<Option<PolicyKind>, UsageError> {
+    let Some(s) = &a.baseline else { return Ok(None) };
+    match PolicyKind::parse(s.trim()).filter(|p| policies.contains(p)) {
+        Some(p) => Ok(Some(p)),
+        None => Err(bad(
+            "--baseline",
+            s,
+            format!(
+                "expected one of --policies ({})",
+                policies.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+            ),
+        )),
+    }
 }
 
 fn check_farm_size(
@@ -631,7 +766,13 @@ impl Config {
                     }
                 }
                 check_run_size(seeds, lambda.len() * d.len(), threads, n, &format!("--n {n}"))?;
-                let run = run_config(&a.run, 5_000_000, 500_000)?;
+                let run = run_config(&a.run, 5_000_000, 500_000, seeds)?;
+                if !run.quantiles.is_empty() {
+                    return Err(UsageError(
+                        "--quantiles does not apply to fixed, whose rows are queue-length levels"
+                            .into(),
+                    ));
+                }
                 let lowest = lambda.iter().copied().fold(1.0, f64::min);
                 check_horizon(&run, lowest * n as f64, 1.0)?;
                 Experiment::Fixed(FixedConfig { n, lambda, d, run })
@@ -645,10 +786,11 @@ impl Config {
                 let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
                 let what = format!("--servers {servers}");
                 check_run_size(seeds, loads.len() * policies.len(), threads, servers, &what)?;
-                let run = run_config(&a.run, 1_000_000, 100_000)?;
+                let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
                 let lowest = loads.iter().copied().fold(1.0, f64::min);
                 check_horizon(&run, lowest * servers as f64, 1.0)?;
-                Experiment::Homo(HomoConfig { servers, loads, policies, tau, run })
+                let baseline = baseline(&a.baseline, &policies)?;
+                Experiment::Homo(HomoConfig { servers, loads, policies, tau, baseline, run })
             }
             Command::Hetero(a) => {
                 let slow = servers("--slow", &a.slow, 0)?;
@@ -668,15 +810,25 @@ impl Config {
                 let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
                 let what = format!("--slow plus --fast ({})", slow + fast);
                 check_run_size(seeds, policies.len(), threads, slow + fast, &what)?;
-                let run = run_config(&a.run, 1_000_000, 100_000)?;
+                let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
                 let capacity = slow as f64 * slow_rate + fast as f64 * fast_rate;
                 let fastest = [(slow, slow_rate), (fast, fast_rate)]
                     .iter()
                     .filter(|&&(count, _)| count > 0)
                     .fold(0.0, |m, &(_, rate)| f64::max(m, rate));
                 check_horizon(&run, load * capacity, fastest)?;
-                let cfg =
-                    HeteroConfig { slow, slow_rate, fast, fast_rate, load, policies, tau, run };
+                let baseline = baseline(&a.baseline, &policies)?;
+                let cfg = HeteroConfig {
+                    slow,
+                    slow_rate,
+                    fast,
+                    fast_rate,
+                    load,
+                    policies,
+                    tau,
+                    baseline,
+                    run,
+                };
                 check_swrr(&cfg.policies, &cfg.rates())?;
                 Experiment::Hetero(cfg)
             }
@@ -696,11 +848,11 @@ impl Config {
                 check_swrr(&policies, &vec![1.0; servers])?;
                 let what = format!("--servers {servers}");
                 check_run_size(seeds, periods.len() * policies.len(), threads, servers, &what)?;
-                let run = run_config(&a.run, 1_000_000, 100_000)?;
+                let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
                 check_horizon(&run, load * servers as f64, 1.0)?;
                 // A post every `period` refreshes every server; the run lasts about
                 // arrivals / (load * servers) time units.
-                let arrivals = (run.warmup + run.requests) as f64;
+                let arrivals = run.most_arrivals() as f64;
                 let shortest =
                     periods.iter().copied().filter(|&p| p > 0.0).fold(f64::MAX, f64::min);
                 let updates = arrivals / (load * servers as f64) / shortest * servers as f64;
@@ -710,7 +862,8 @@ impl Config {
                         limits::BOARD_UPDATES
                     )));
                 }
-                Experiment::Stale(StaleConfig { servers, load, periods, policies, run })
+                let baseline = baseline(&a.baseline, &policies)?;
+                Experiment::Stale(StaleConfig { servers, load, periods, policies, baseline, run })
             }
             Command::Swrr(a) => {
                 let trace = a

@@ -72,10 +72,10 @@ fn a_board_that_is_never_posted_makes_jsq_random_and_jsq_local_round_robin_like(
         track_levels: false,
         tau: 1.0,
     };
-    let jsq = pooled(&replicate(never(PolicyKind::Jsq), run_length(100_000, 1_000_000), 2, 4));
+    let jsq = pooled(&replicate(never(PolicyKind::Jsq), &run_length(100_000, 1_000_000), 2, 4));
     assert!((jsq.mean() - mm1_mean(0.8)).abs() < 0.15, "jsq on an empty board: {}", jsq.mean());
     let local =
-        pooled(&replicate(never(PolicyKind::JsqLocal), run_length(100_000, 1_000_000), 2, 4));
+        pooled(&replicate(never(PolicyKind::JsqLocal), &run_length(100_000, 1_000_000), 2, 4));
     assert!(local.mean() < 0.7 * mm1_mean(0.8), "jsq-local: {}", local.mean());
 }
 
@@ -113,7 +113,7 @@ fn a_periodic_board_is_stale_and_its_posts_are_events() {
     // With T = 1 jsq reads lengths up to one time unit old and must do worse than live jsq. (The
     // order of a post and a departure at the same instant is the event queue's class order,
     // tested in the engine.)
-    let run = RunConfig { warmup: 1000, requests: 20_000, queue_guard: u32::MAX };
+    let run = RunConfig::new(1000, 20_000, u32::MAX);
     let farm = Farm::homogeneous(20, 0.9);
     let sc = |info| Scenario {
         farm: farm.clone(),
@@ -138,12 +138,7 @@ fn hetero_swrr_picks_follow_the_weights() {
     assert_eq!((w[0], w[99]), (1, 2));
     let total: u64 = w.iter().sum();
     let sc = Scenario::live(Farm { rates, load: 0.8 }, PolicyKind::Swrr, 10.0);
-    let rep = run_replication(
-        &sc,
-        &RunConfig { warmup: 777, requests: 180_000, queue_guard: u32::MAX },
-        1,
-        0,
-    );
+    let rep = run_replication(&sc, &RunConfig::new(777, 180_000, u32::MAX), 1, 0);
     let n: u64 = rep.picks.iter().sum();
     assert_eq!(n, 180_000);
     for (i, (&picks, &wi)) in rep.picks.iter().zip(&w).enumerate() {

@@ -61,7 +61,6 @@ fn committed_figures_are_well_formed_svg() {
     let positive = csv
         .lines()
         .skip(1)
-        .filter(|l| l.split(',').nth(5) == Some("s_i"))
         .filter(|l| l.split(',').nth(3).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) > 0.0)
         .count();
     let circles = doc.descendants().filter(|n| n.has_tag_name("circle")).count();
@@ -76,6 +75,20 @@ fn committed_figures_are_well_formed_svg() {
     }
     let lines = doc.descendants().filter(|n| n.has_tag_name("polyline")).count();
     assert!(lines >= 5, "one line per policy, got {lines}");
+    // Points whose row is not steady are open squares, and the legend says so.
+    let csv = std::fs::read_to_string(dir.join("stale.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let steady = header.iter().position(|c| *c == "steady").expect("a steady column");
+    let unsteady =
+        csv.lines().skip(1).filter(|l| l.split(',').nth(steady) == Some("false")).count();
+    assert!(unsteady > 0, "the committed stale run has a row that is not steady (jsq, T = 50)");
+    let squares = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("rect") && n.attribute("width") == Some("10"))
+        .count();
+    // One square per unsteady point, plus the legend's.
+    assert_eq!(squares, unsteady + 1);
+    assert!(texts.iter().any(|t| t == "open square: not steady"));
 }
 
 #[test]

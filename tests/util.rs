@@ -30,12 +30,12 @@ pub fn common(seeds: u64, seed: u64) -> Common {
 
 /// A run length without a guard that could trigger.
 pub fn run_length(warmup: u64, requests: u64) -> RunConfig {
-    RunConfig { warmup, requests, queue_guard: u32::MAX }
+    RunConfig::new(warmup, requests, u32::MAX)
 }
 
 /// Runs one scenario in-process and returns its replications.
-pub fn replicate(sc: Scenario, run: RunConfig, seeds: u64, seed: u64) -> Vec<RepStats> {
-    run_scenarios(&[sc], &run, &common(seeds, seed), &|| {}).remove(0)
+pub fn replicate(sc: Scenario, run: &RunConfig, seeds: u64, seed: u64) -> Vec<RepStats> {
+    run_scenarios(&[sc], run, &common(seeds, seed), &|| {}).remove(0).reps
 }
 
 /// Merges replications.

@@ -41,7 +41,7 @@ fn homo_random_is_m_m_1() {
     for rho in [0.5, 0.8, 0.9] {
         let (seeds, requests) = (2, 1_000_000);
         let reps =
-            replicate(live(100, rho, PolicyKind::Random), run_length(100_000, requests), seeds, 7);
+            replicate(live(100, rho, PolicyKind::Random), &run_length(100_000, requests), seeds, 7);
         let all = pooled(&reps);
         let n = (seeds * requests) as f64;
         let (mean, want) = (all.mean(), mm1_mean(rho));
@@ -63,7 +63,7 @@ fn homo_rr_is_e_k_m_1() {
         let (seeds, requests) = (2, 2_000_000);
         let reps = replicate(
             live(100, rho, PolicyKind::RoundRobin),
-            run_length(200_000, requests),
+            &run_length(200_000, requests),
             seeds,
             3,
         );
@@ -89,7 +89,7 @@ fn simulated_levels(d: u32, lambda: f64, warmup: u64, requests: u64) -> Vec<f64>
         track_levels: true,
         tau: 1.0,
     };
-    let reps = replicate(sc, run_length(warmup, requests), 3, 1);
+    let reps = replicate(sc, &run_length(warmup, requests), 3, 1);
     let fractions: Vec<Vec<f64>> = reps.iter().map(|r| r.level_fractions()).collect();
     (0..12)
         .map(|i| {
@@ -161,7 +161,7 @@ fn stale_random_is_m_m_1_at_every_period() {
             track_levels: false,
             tau: 1.0,
         };
-        pooled(&replicate(sc, run, 2, 11))
+        pooled(&replicate(sc, &run, 2, 11))
     };
     let live = at(Information::Live);
     let tol = 5.0 * mm1_mean_sd(0.8, 2e6);
@@ -180,7 +180,7 @@ fn p2c_and_p3c_are_near_the_mean_field_sojourn_at_n_1000() {
     // both with room.
     for d in [2, 3] {
         let reps =
-            replicate(live(1000, 0.9, PolicyKind::PnC(d)), run_length(200_000, 2_000_000), 1, 5);
+            replicate(live(1000, 0.9, PolicyKind::PnC(d)), &run_length(200_000, 2_000_000), 1, 5);
         let (mean, want) = (pooled(&reps).mean(), fixed_point_mean(0.9, d));
         assert!((mean - want).abs() < 0.01 * want, "d {d}: {mean} vs T_d {want}");
     }
@@ -191,13 +191,14 @@ fn jsq_is_never_below_the_m_m_n_bound() {
     // A central FIFO queue (M/M/n) is the best any immediate dispatcher can do. JSQ at n = 100
     // comes close; the pooled mean's noise here is below 0.5%, so allow that much under the bound.
     for rho in [0.5, 0.9, 0.95] {
-        let reps = replicate(live(100, rho, PolicyKind::Jsq), run_length(100_000, 1_000_000), 2, 9);
+        let reps =
+            replicate(live(100, rho, PolicyKind::Jsq), &run_length(100_000, 1_000_000), 2, 9);
         let (mean, bound) = (pooled(&reps).mean(), mmn_mean(100, rho));
         assert!(mean > bound * 0.995, "rho {rho}: jsq {mean} below M/M/n {bound}");
         // And it beats p2c, as the article says jsq is best with fresh information.
         let p2c = pooled(&replicate(
             live(100, rho, PolicyKind::PnC(2)),
-            run_length(100_000, 1_000_000),
+            &run_length(100_000, 1_000_000),
             2,
             9,
         ));

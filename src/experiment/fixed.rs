@@ -7,34 +7,49 @@
 
 use serde::Serialize;
 
-use super::{Progress, Scenario, params, run_scenarios, total_events};
+use super::{Progress, STEADY_NOTE, Scenario, params, run_scenarios, stop_warnings, total_events};
 use crate::config::{Common, FixedConfig};
 use crate::model::{Farm, Information};
 use crate::output::Report;
 use crate::policy::PolicyKind;
-use crate::stats::{RepStats, ci95_half_width, median};
+use crate::stats::{RepStats, ci95_half_width};
 use crate::theory::{fixed_point, fixed_point_mean};
 
 /// Levels are listed while the fixed point is at least this.
 pub const MIN_THEORY: f64 = 1e-6;
 
-/// One row of `fixed`: a level `i` (quantity `s_i`), or the mean sojourn (quantity `T`, no `i`).
+/// One row of `fixed`: queue-length level `i` of one `(d, lambda)`, with that scenario's mean
+/// sojourn repeated on each of its rows (so that every column holds one type).
 #[derive(Debug, Clone, Serialize)]
 pub struct FixedRow {
     /// Choices.
     pub d: u32,
     /// Utilisation.
     pub lambda: f64,
-    /// Queue-length level (empty on the `T` row).
-    pub i: Option<u32>,
-    /// Simulated: median over seeds of the time-averaged `s_i`, or the pooled mean sojourn.
+    /// Queue-length level.
+    pub i: u32,
+    /// Simulated `s_i`: the mean over replications of the time-averaged fraction of servers with
+    /// queue length `>= i`.
     pub sim: f64,
-    /// The fixed point `s_i`, or `T_d(lambda)`.
+    /// The fixed point `s_i`.
     pub theory: f64,
-    /// `s_i` or `T`.
-    pub quantity: &'static str,
-    /// 95% Student-t half-width over the per-replication values (empty for one replication).
+    /// 95% Student-t half-width of `sim` over replications; empty for one replication or when the
+    /// level was not reached in every replication (too rare for an interval to mean anything).
     pub sim_ci95: Option<f64>,
+    /// Replications whose measurement window reached level `i` at some server.
+    pub reached: u64,
+    /// True when `theory` lies inside `sim ± sim_ci95` (false without an interval).
+    pub theory_in_ci: bool,
+    /// Pooled mean sojourn of the scenario.
+    pub mean: f64,
+    /// 95% half-width of the per-replication means.
+    pub mean_ci95: Option<f64>,
+    /// `T_d(lambda) = (1/lambda) sum s_i` from the fixed point.
+    pub mean_theory: f64,
+    /// False when the scenario's measured window still holds the start-up transient or a trend.
+    pub steady: bool,
+    /// Replications the queue guard stopped.
+    pub stopped: u64,
 }
 
 /// Runs `fixed`; returns the report and the number of events simulated.
@@ -53,12 +68,15 @@ pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Report, u64) {
             })
         })
         .collect();
-    let groups = run_scenarios(&scenarios, &cfg.run, c, progress);
+    let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
     let mut rows = Vec::new();
-    for (sc, reps) in scenarios.iter().zip(&groups) {
+    let mut marks = Vec::new();
+    for (sc, o) in scenarios.iter().zip(&outcomes) {
         let PolicyKind::PnC(d) = sc.policy else { unreachable!("fixed runs pNc") };
         let lambda = sc.farm.load;
-        let fractions: Vec<Vec<f64>> = reps.iter().map(RepStats::level_fractions).collect();
+        let s = &o.summary;
+        let fractions: Vec<Vec<f64>> = o.reps.iter().map(RepStats::level_fractions).collect();
+        let mut first = true;
         for i in 1.. {
             let theory = fixed_point(lambda, d, i);
             if theory < MIN_THEORY {
@@ -66,32 +84,48 @@ pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Report, u64) {
             }
             let per_rep: Vec<f64> =
                 fractions.iter().map(|f| f.get(i as usize).copied().unwrap_or(0.0)).collect();
+            let reached = per_rep.iter().filter(|&&x| x > 0.0).count() as u64;
+            let sim = per_rep.iter().sum::<f64>() / per_rep.len() as f64;
+            let sim_ci95 = if reached == s.seeds { ci95_half_width(&per_rep) } else { None };
+            let theory_in_ci = sim_ci95.is_some_and(|ci| (sim - theory).abs() <= ci);
+            let mut mark = if first { super::steadiness_mark(s, &cfg.run) } else { None };
+            if reached < s.seeds {
+                let rare = format!(
+                    "reached in {reached} of {} replications: too rare to estimate",
+                    s.seeds
+                );
+                mark = Some(mark.map_or(rare.clone(), |m| format!("{m}; {rare}")));
+            }
+            marks.push(mark);
+            first = false;
             rows.push(FixedRow {
                 d,
                 lambda,
-                i: Some(i),
-                sim: median(&per_rep),
+                i,
+                sim,
                 theory,
-                quantity: "s_i",
-                sim_ci95: ci95_half_width(&per_rep),
+                sim_ci95,
+                reached,
+                theory_in_ci,
+                mean: s.mean,
+                mean_ci95: s.mean_ci95,
+                mean_theory: fixed_point_mean(lambda, d),
+                steady: s.steady(),
+                stopped: s.stops,
             });
         }
-        let pooled = RepStats::merged(reps);
-        rows.push(FixedRow {
-            d,
-            lambda,
-            i: None,
-            sim: pooled.mean(),
-            theory: fixed_point_mean(lambda, d),
-            quantity: "T",
-            sim_ci95: ci95_half_width(&reps.iter().map(RepStats::mean).collect::<Vec<_>>()),
-        });
     }
     let mut report = Report::new("fixed", &params(c, cfg), &rows);
+    report.marks = marks;
+    report.warnings = stop_warnings(&scenarios, &outcomes, &cfg.run);
     report.notes.push(
-        "s_i: time-averaged fraction of servers with queue >= i (median over seeds) vs the fixed \
-point lambda^((d^i-1)/(d-1)); T: pooled mean sojourn vs T_d = (1/lambda) sum s_i."
+        "s_i: time-averaged fraction of servers with queue >= i (mean over replications, 95% t \
+interval) vs the fixed point lambda^((d^i-1)/(d-1)); mean: pooled mean sojourn vs T_d = (1/lambda) \
+sum s_i (mean_theory)."
             .into(),
     );
-    (report, total_events(&groups))
+    if rows.iter().any(|r| !r.steady) {
+        report.notes.push(STEADY_NOTE.into());
+    }
+    (report, total_events(&outcomes))
 }

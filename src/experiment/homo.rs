@@ -3,13 +3,12 @@
 use serde::Serialize;
 
 use super::{
-    DRIFT_NOTE, Progress, Scenario, params, run_scenarios, steadiness_mark, stop_warnings,
-    total_events,
+    Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios, steadiness_mark,
+    stop_warnings, total_events,
 };
 use crate::config::{Common, HomoConfig};
 use crate::model::Farm;
 use crate::output::Report;
-use crate::stats::Summary;
 
 /// One row of `homo`.
 #[derive(Debug, Clone, Serialize)]
@@ -32,6 +31,9 @@ pub struct HomoRow {
     pub p99_ci95: Option<f64>,
     /// Second-half over first-half mean.
     pub drift: f64,
+    /// Steadiness, stops and the optional columns.
+    #[serde(flatten)]
+    pub reading: Reading,
 }
 
 /// Runs `homo`; returns the report and the number of events simulated.
@@ -45,28 +47,33 @@ pub fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Report, u64) {
                 .map(move |&p| Scenario::live(Farm::homogeneous(cfg.servers, load), p, cfg.tau))
         })
         .collect();
-    let groups = run_scenarios(&scenarios, &cfg.run, c, progress);
-    let summaries: Vec<Summary> = groups.iter().map(|g| Summary::from_reps(g)).collect();
+    let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
+    let readings = readings(&scenarios, &outcomes, &cfg.run, cfg.baseline);
     let rows: Vec<HomoRow> = scenarios
         .iter()
-        .zip(&summaries)
-        .map(|(sc, s)| HomoRow {
-            load: sc.farm.load,
-            policy: sc.policy.name(),
-            seeds: s.seeds,
-            mean: s.mean,
-            p99: s.p99,
-            max_queue: s.max_queue,
-            mean_ci95: s.mean_ci95,
-            p99_ci95: s.p99_ci95,
-            drift: s.drift,
+        .zip(&outcomes)
+        .zip(readings)
+        .map(|((sc, o), reading)| {
+            let s = &o.summary;
+            HomoRow {
+                load: sc.farm.load,
+                policy: sc.policy.name(),
+                seeds: s.seeds,
+                mean: s.mean,
+                p99: s.p99,
+                max_queue: s.max_queue,
+                mean_ci95: s.mean_ci95,
+                p99_ci95: s.p99_ci95,
+                drift: s.drift,
+                reading,
+            }
         })
         .collect();
     let mut report = Report::new("homo", &params(c, cfg), &rows);
-    report.marks = summaries.iter().map(steadiness_mark).collect();
-    report.warnings = stop_warnings(&scenarios, &summaries);
+    report.marks = outcomes.iter().map(|o| steadiness_mark(&o.summary, &cfg.run)).collect();
+    report.warnings = stop_warnings(&scenarios, &outcomes, &cfg.run);
     if report.marks.iter().any(Option::is_some) {
-        report.notes.push(DRIFT_NOTE.into());
+        report.notes.push(STEADY_NOTE.into());
     }
-    (report, total_events(&groups))
+    (report, total_events(&outcomes))
 }

@@ -15,14 +15,15 @@ pub mod swrr;
 use std::time::Instant;
 
 use rayon::prelude::*;
+use serde::Serialize;
 
 use crate::config::{Common, Config, Experiment, RunConfig};
-use crate::model::{Farm, Information, SimOptions, simulate};
+use crate::model::{Farm, Information, RunLength, SimOptions, simulate};
 use crate::output::table::format_number;
 use crate::output::{Report, RunInfo};
 use crate::policy::{PolicyKind, PolicyParams};
 use crate::rng::StreamKey;
-use crate::stats::{RepStats, Summary};
+use crate::stats::{RepStats, Summary, compare};
 use crate::with_policy;
 
 /// Called once per finished replication (from any worker thread).
@@ -93,43 +94,107 @@ impl Scenario {
     }
 }
 
-/// Runs replication `rep` of `sc`.
+/// Runs replication `rep` of `sc`: with `--warmup auto`, a first pass of `run.requests` arrivals
+/// from empty finds where the transient ends (MSER-5 on its own series) and the replication is run
+/// again with that warm-up; the events of both passes are counted.
 ///
 /// Streams: `workload` (arrivals and demands) is keyed by the farm, the load, the seed and `rep`
 /// only, so every policy and information model sees the same requests; `policy` (the policy's own
-/// coin flips) by the same, under another label.
+/// coin flips) by the same, under another label. A second pass replays the same streams.
 pub fn run_replication(sc: &Scenario, run: &RunConfig, seed: u64, rep: u64) -> RepStats {
-    let key = |label| StreamKey::new(seed, label).f64s(&sc.farm.rates).f64(sc.farm.load).u64(rep);
-    let opts =
-        SimOptions { info: sc.info, track_levels: sc.track_levels, queue_guard: run.queue_guard };
-    let params = PolicyParams { rates: &sc.farm.rates, tau: sc.tau };
-    let (workload, coins) = (key("workload").rng(), key("policy").rng());
-    with_policy!(sc.policy, &params, |p| simulate(&sc.farm, run.length(), opts, p, workload, coins))
+    let len = run.length();
+    if !run.warmup_auto {
+        return simulate_replication(sc, len, run.queue_guard, seed, rep);
+    }
+    let first =
+        simulate_replication(sc, RunLength { warmup: 0, ..len }, run.queue_guard, seed, rep);
+    let warmup = first.series.mser5().map_or(0, |t| t.arrivals);
+    if warmup == 0 || first.stops > 0 {
+        return first;
+    }
+    let mut second =
+        simulate_replication(sc, RunLength { warmup, ..len }, run.queue_guard, seed, rep);
+    second.events += first.events;
+    second
 }
 
-/// Runs every replication of every scenario in parallel; returns them grouped by scenario, in
-/// replication order.
+/// One replication with a fixed run length.
+fn simulate_replication(
+    sc: &Scenario,
+    len: RunLength,
+    queue_guard: u32,
+    seed: u64,
+    rep: u64,
+) -> RepStats {
+    let key = |label| StreamKey::new(seed, label).f64s(&sc.farm.rates).f64(sc.farm.load).u64(rep);
+    let opts = SimOptions { info: sc.info, track_levels: sc.track_levels, queue_guard };
+    let params = PolicyParams { rates: &sc.farm.rates, tau: sc.tau };
+    let (workload, coins) = (key("workload").rng(), key("policy").rng());
+    with_policy!(sc.policy, &params, |p| simulate(&sc.farm, len, opts, p, workload, coins))
+}
+
+/// What one scenario's replications gave.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The replications, in replication order.
+    pub reps: Vec<RepStats>,
+    /// Their summary.
+    pub summary: Summary,
+}
+
+/// Runs every replication of every scenario in parallel; returns one [`Outcome`] per scenario.
+///
+/// With `--precision R`, a scenario whose `mean_ci95 > R * mean`, or that is not steady, is run
+/// again with twice the measured requests (up to `--max-requests`), from scratch and with the same
+/// streams, so the first arrivals of the longer run are those of the shorter one. Whether a
+/// scenario doubles depends only on its own replications: the output is the same for any number
+/// of threads and whatever other scenarios the command runs.
 pub fn run_scenarios(
     scenarios: &[Scenario],
     run: &RunConfig,
     c: &Common,
     progress: Progress,
-) -> Vec<Vec<RepStats>> {
-    let tasks: Vec<(usize, u64)> =
-        (0..scenarios.len()).flat_map(|s| (0..c.seeds).map(move |k| (s, k))).collect();
-    // One replication per rayon job: a worker that runs out of work can then steal any pending
-    // replication, instead of waiting while another worker runs a whole chunk of them in turn.
-    let results: Vec<RepStats> = tasks
-        .par_iter()
-        .with_max_len(1)
-        .map(|&(s, k)| {
-            let r = run_replication(&scenarios[s], run, c.seed, k);
-            progress();
-            r
-        })
-        .collect();
-    let mut results = results.into_iter();
-    (0..scenarios.len()).map(|_| results.by_ref().take(c.seeds as usize).collect()).collect()
+) -> Vec<Outcome> {
+    let mut requests = vec![run.requests; scenarios.len()];
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; scenarios.len()];
+    let mut pending: Vec<usize> = (0..scenarios.len()).collect();
+    while !pending.is_empty() {
+        let tasks: Vec<(usize, u64)> =
+            pending.iter().flat_map(|&s| (0..c.seeds).map(move |k| (s, k))).collect();
+        // One replication per rayon job: a worker that runs out of work can then steal any pending
+        // replication, instead of waiting while another worker runs a whole chunk of them in turn.
+        let results: Vec<RepStats> = tasks
+            .par_iter()
+            .with_max_len(1)
+            .map(|&(s, k)| {
+                let len = RunConfig { requests: requests[s], ..run.clone() };
+                let r = run_replication(&scenarios[s], &len, c.seed, k);
+                progress();
+                r
+            })
+            .collect();
+        let mut results = results.into_iter();
+        let mut next = Vec::new();
+        for &s in &pending {
+            let reps: Vec<RepStats> = results.by_ref().take(c.seeds as usize).collect();
+            let summary = Summary::from_reps(&reps, requests[s]);
+            if let (Some(r), Some(max)) = (run.precision, run.max_requests)
+                && !meets(&summary, r)
+                && requests[s] < max
+            {
+                requests[s] = requests[s].saturating_mul(2).min(max);
+                next.push(s);
+            }
+            outcomes[s] = Some(Outcome { reps, summary });
+        }
+        pending = next;
+    }
+    outcomes.into_iter().map(|o| o.expect("every scenario ran")).collect()
+}
+
+/// True when `s` meets `--precision r`: steady, no replication stopped, and `mean_ci95 <= r * mean`.
+pub fn meets(s: &Summary, r: f64) -> bool {
+    s.steady() && s.stops == 0 && s.mean_ci95.is_some_and(|ci| ci <= r * s.mean)
 }
 
 /// The `params` object of a report: the command's parameters plus the shared ones.
@@ -143,26 +208,151 @@ pub(crate) fn params(c: &Common, cfg: &impl serde::Serialize) -> serde_json::Val
 }
 
 /// Total events over all replications.
-pub fn total_events(groups: &[Vec<RepStats>]) -> u64 {
-    groups.iter().flatten().map(|r| r.events).sum()
+pub fn total_events(outcomes: &[Outcome]) -> u64 {
+    outcomes.iter().flat_map(|o| &o.reps).map(|r| r.events).sum()
 }
 
-/// The table note for a row that is not in steady state or was stopped.
-pub(crate) fn steadiness_mark(s: &Summary) -> Option<String> {
+/// The columns every queueing row ends with: the steady-state verdict, the stops, and what
+/// `--quantiles`, `--baseline` and `--precision` add.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reading {
+    /// False when the measured window still holds the start-up transient or a trend (MSER-5).
+    pub steady: bool,
+    /// Replications the queue guard stopped.
+    pub stopped: u64,
+    /// `pXX` columns asked for with `--quantiles`, in the order asked.
+    #[serde(flatten)]
+    pub quantiles: serde_json::Map<String, serde_json::Value>,
+    /// Relative differences to the baseline policy (`--baseline`).
+    #[serde(flatten)]
+    pub baseline: Option<VsBaseline>,
+    /// Measured arrivals per replication (`--precision`, which may have doubled them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
+}
+
+/// A row against the baseline policy of its scenario: `x / base - 1` with paired 95% half-widths
+/// over replications ([`compare`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct VsBaseline {
+    /// Relative difference of the pooled mean sojourn (-0.25 = 25% lower).
+    pub mean_vs_base: f64,
+    /// Its paired 95% half-width.
+    pub mean_vs_base_ci95: Option<f64>,
+    /// Relative difference of the p99.
+    pub p99_vs_base: f64,
+    /// Its paired 95% half-width.
+    pub p99_vs_base_ci95: Option<f64>,
+}
+
+impl VsBaseline {
+    /// `s` against `base`, paired replication by replication.
+    pub fn of(s: &Summary, base: &Summary) -> VsBaseline {
+        VsBaseline {
+            mean_vs_base: s.mean / base.mean - 1.0,
+            mean_vs_base_ci95: compare::paired_ci95(&s.rep_means, &base.rep_means),
+            p99_vs_base: s.p99 / base.p99 - 1.0,
+            p99_vs_base_ci95: compare::paired_ci95(&s.rep_p99s, &base.rep_p99s),
+        }
+    }
+}
+
+impl Reading {
+    /// The reading of `s` under `run`, against `base` when a baseline was asked for.
+    pub fn of(s: &Summary, run: &RunConfig, base: Option<&Summary>) -> Reading {
+        let quantiles = run
+            .quantiles
+            .iter()
+            .map(|q| (q.column.clone(), serde_json::Value::from(s.merged.quantile(q.q))))
+            .collect();
+        Reading {
+            steady: s.steady(),
+            stopped: s.stops,
+            quantiles,
+            baseline: base.map(|b| VsBaseline::of(s, b)),
+            requests: run.precision.map(|_| s.requests),
+        }
+    }
+}
+
+/// For each scenario, the index of the scenario with the same workload and information that runs
+/// `baseline` (`None` when no baseline was asked for).
+pub(crate) fn baselines(
+    scenarios: &[Scenario],
+    baseline: Option<PolicyKind>,
+) -> Vec<Option<usize>> {
+    scenarios
+        .iter()
+        .map(|sc| {
+            let base = baseline?;
+            scenarios.iter().position(|b| {
+                b.policy == base && b.farm == sc.farm && period(b.info) == period(sc.info)
+            })
+        })
+        .collect()
+}
+
+/// The board period of an information model (0 = live).
+pub fn period(info: Information) -> f64 {
+    match info {
+        Information::Live => 0.0,
+        Information::Board { period, .. } => period,
+    }
+}
+
+/// The readings of all scenarios.
+pub(crate) fn readings(
+    scenarios: &[Scenario],
+    outcomes: &[Outcome],
+    run: &RunConfig,
+    baseline: Option<PolicyKind>,
+) -> Vec<Reading> {
+    baselines(scenarios, baseline)
+        .iter()
+        .zip(outcomes)
+        .map(|(b, o)| Reading::of(&o.summary, run, b.map(|b| &outcomes[b].summary)))
+        .collect()
+}
+
+/// The table note for a row that was stopped, is not in steady state, or missed `--precision`.
+pub(crate) fn steadiness_mark(s: &Summary, run: &RunConfig) -> Option<String> {
     if let Some(why) = &s.stopped {
         return Some(why.clone());
     }
-    (!s.steady()).then(|| format!("not steady (drift {:.2})", s.drift))
+    if let Some(m) = s.steadiness.message() {
+        return Some(m);
+    }
+    run.precision.filter(|&r| !meets(s, r)).map(|r| {
+        format!(
+            "--precision {r} not met at --max-requests (mean_ci95 = {:.2} % of mean)",
+            100.0 * s.mean_ci95.unwrap_or(f64::NAN) / s.mean
+        )
+    })
 }
 
-/// One warning (for stderr) per scenario whose replication the queue guard stopped, naming the
-/// scenario by load, board period and policy.
-pub(crate) fn stop_warnings(scenarios: &[Scenario], summaries: &[Summary]) -> Vec<String> {
+/// One warning (for stderr) per scenario whose replication the queue guard stopped or that missed
+/// `--precision`, naming the scenario by load, board period and policy.
+pub(crate) fn stop_warnings(
+    scenarios: &[Scenario],
+    outcomes: &[Outcome],
+    run: &RunConfig,
+) -> Vec<String> {
     scenarios
         .iter()
-        .zip(summaries)
-        .filter_map(|(sc, s)| {
-            let why = s.stopped.as_ref()?;
+        .zip(outcomes)
+        .filter_map(|(sc, o)| {
+            let s = &o.summary;
+            let why = s.stopped.clone().or_else(|| {
+                let r = run.precision.filter(|&r| !meets(s, r))?;
+                Some(format!(
+                    "--precision {r} not met with {} requests (--max-requests): {}",
+                    s.requests,
+                    s.steadiness.message().unwrap_or_else(|| format!(
+                        "mean_ci95 is {:.3} % of the mean",
+                        100.0 * s.mean_ci95.unwrap_or(f64::NAN) / s.mean
+                    ))
+                ))
+            })?;
             let period = match sc.info {
                 Information::Board { period, .. } => format!("period {}, ", format_number(period)),
                 Information::Live => String::new(),
@@ -173,6 +363,8 @@ pub(crate) fn stop_warnings(scenarios: &[Scenario], summaries: &[Summary]) -> Ve
         .collect()
 }
 
-/// The footnote explaining [`steadiness_mark`].
-pub(crate) const DRIFT_NOTE: &str = "drift = mean sojourn of the second half of the measured requests / first half; \
-outside [0.9, 1.1] the row is not in steady state at this run length: raise --warmup/--requests.";
+/// The footnote explaining `steady` and `drift`.
+pub(crate) const STEADY_NOTE: &str = "steady: MSER-5 on the replication-averaged sojourn series, \
+warm-up included, finds where the start-up transient ends; a row is not steady when measuring began \
+before that point or the series still trends in its second half: raise --warmup (or --warmup auto) \
+and --requests. drift = mean sojourn of the second half of the measured requests / first half.";

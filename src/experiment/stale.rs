@@ -9,14 +9,13 @@
 use serde::Serialize;
 
 use super::{
-    DRIFT_NOTE, Progress, Scenario, params, run_scenarios, steadiness_mark, stop_warnings,
-    total_events,
+    Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios, steadiness_mark,
+    stop_warnings, total_events,
 };
 use crate::config::{Common, StaleConfig};
 use crate::model::{Farm, Information};
 use crate::output::Report;
 use crate::policy::PolicyKind;
-use crate::stats::Summary;
 
 /// One row of `stale`.
 #[derive(Debug, Clone, Serialize)]
@@ -39,6 +38,9 @@ pub struct StaleRow {
     pub drift: f64,
     /// Largest queue seen (herding shows here).
     pub max_queue: u32,
+    /// Steadiness, stops and the optional columns.
+    #[serde(flatten)]
+    pub reading: Reading,
 }
 
 /// The information model for `policy` at board period `period`.
@@ -67,31 +69,33 @@ pub fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Report, u64) {
             })
         })
         .collect();
-    let groups = run_scenarios(&scenarios, &cfg.run, c, progress);
-    let summaries: Vec<Summary> = groups.iter().map(|g| Summary::from_reps(g)).collect();
+    let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
+    let readings = readings(&scenarios, &outcomes, &cfg.run, cfg.baseline);
     let rows: Vec<StaleRow> = scenarios
         .iter()
-        .zip(&summaries)
-        .map(|(sc, s)| StaleRow {
-            period: match sc.info {
-                Information::Live => 0.0,
-                Information::Board { period, .. } => period,
-            },
-            policy: sc.policy.name(),
-            seeds: s.seeds,
-            mean: s.mean,
-            p99: s.p99,
-            mean_ci95: s.mean_ci95,
-            p99_ci95: s.p99_ci95,
-            drift: s.drift,
-            max_queue: s.max_queue,
+        .zip(&outcomes)
+        .zip(readings)
+        .map(|((sc, o), reading)| {
+            let s = &o.summary;
+            StaleRow {
+                period: super::period(sc.info),
+                policy: sc.policy.name(),
+                seeds: s.seeds,
+                mean: s.mean,
+                p99: s.p99,
+                mean_ci95: s.mean_ci95,
+                p99_ci95: s.p99_ci95,
+                drift: s.drift,
+                max_queue: s.max_queue,
+                reading,
+            }
         })
         .collect();
     let mut report = Report::new("stale", &params(c, cfg), &rows);
-    report.marks = summaries.iter().map(steadiness_mark).collect();
-    report.warnings = stop_warnings(&scenarios, &summaries);
+    report.marks = outcomes.iter().map(|o| steadiness_mark(&o.summary, &cfg.run)).collect();
+    report.warnings = stop_warnings(&scenarios, &outcomes, &cfg.run);
     if report.marks.iter().any(Option::is_some) {
-        report.notes.push(DRIFT_NOTE.into());
+        report.notes.push(STEADY_NOTE.into());
     }
-    (report, total_events(&groups))
+    (report, total_events(&outcomes))
 }

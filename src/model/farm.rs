@@ -9,7 +9,7 @@ use crate::engine::{SimTime, Simulation};
 use crate::model::LoadTable;
 use crate::policy::Policy;
 use crate::rng::SimRng;
-use crate::stats::{LatencyHistogram, RepStats};
+use crate::stats::{LatencyHistogram, RepStats, SeriesRecorder};
 
 /// The workload: server rates and utilisation.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +83,8 @@ const POST_CLASS: u8 = 1;
 struct Job {
     arrival: f64,
     service: f64,
+    /// Arrival index (0 = the first arrival of the run, warm-up included).
+    index: u64,
 }
 
 /// Time integral of the number of servers with queue `>= i`, updated lazily per level, so each
@@ -153,7 +155,8 @@ pub fn simulate<P: Policy>(
         Information::Board { local, .. } => (false, local),
     };
 
-    let mut stats = RepStats { picks: vec![0; n], ..RepStats::default() };
+    let mut stats = RepStats { picks: vec![0; n], warmup: len.warmup, ..RepStats::default() };
+    let mut series = SeriesRecorder::new();
     let mut table = LoadTable::new(n, P::NEEDS_SHORTEST);
     let mut queues: Vec<VecDeque<Job>> = vec![VecDeque::new(); n];
     let mut levels = opts.track_levels.then(|| Levels::new(n));
@@ -192,8 +195,9 @@ pub fn simulate<P: Policy>(
                 let next_arrival = t + gap / arrival_rate;
                 let s = policy.pick(&table, now, &mut coins);
                 let service = demand / farm.rates[s];
+                series.arrival(arrivals);
                 let q = &mut queues[s];
-                q.push_back(Job { arrival: t, service });
+                q.push_back(Job { arrival: t, service, index: arrivals });
                 let qlen = q.len();
                 if qlen == 1 {
                     sim.schedule(SimTime::new(t + service), Event::Departure(s as u32))
@@ -210,6 +214,8 @@ pub fn simulate<P: Policy>(
                     stats.picks[s] += 1;
                 }
                 if qlen > opts.queue_guard as usize {
+                    stats.max_queue = stats.max_queue.max(qlen as u32);
+                    stats.stops = 1;
                     stats.stopped = Some(format!(
                         "stopped: a queue exceeded --queue-guard {} at t = {t:.1}",
                         opts.queue_guard
@@ -232,6 +238,7 @@ pub fn simulate<P: Policy>(
                 let qlen = q.len();
                 let job = q.pop_front().expect("a departure from an empty queue");
                 let sojourn = t - job.arrival;
+                series.record(job.index, sojourn);
                 if job.arrival >= t_first {
                     stats.requests += 1;
                     stats.sum += sojourn;
@@ -271,5 +278,6 @@ pub fn simulate<P: Policy>(
         stats.level_area.clone_from(&l.area);
     }
     latencies.finish(&mut stats.hist);
+    stats.series = series.finish();
     stats
 }

@@ -3,7 +3,8 @@
 //! - `fixed`: the fraction of servers with queue `>= i` on a log axis, simulated points over the
 //!   fixed-point lines, one colour per `d`;
 //! - `stale`: mean sojourn against the board period, one line per policy (log axis, since herding
-//!   jsq is tens of times worse than the rest).
+//!   jsq is tens of times worse than the rest); the periods are evenly spaced categories, and a
+//!   point whose row is not steady is drawn as an open square instead of a dot.
 //!
 //! Figures are deterministic (same report, same bytes), so they can be committed and compared.
 
@@ -137,8 +138,12 @@ fn fixed(report: &Report) -> String {
 }
 
 fn stale(report: &Report) -> String {
-    let (cp, cpol, cm) =
-        (column(report, "period"), column(report, "policy"), column(report, "mean"));
+    let (cp, cpol, cm, cst) = (
+        column(report, "period"),
+        column(report, "policy"),
+        column(report, "mean"),
+        column(report, "steady"),
+    );
     let periods = distinct(report, cp);
     let policies = distinct(report, cpol);
     let means: Vec<f64> = report.rows.iter().map(|r| num(&r[cm])).filter(|v| *v > 0.0).collect();
@@ -167,7 +172,7 @@ fn stale(report: &Report) -> String {
             .expect("valid ranges");
         chart
             .configure_mesh()
-            .x_desc("board period T (0 = live)")
+            .x_desc("board period T (0 = live; evenly spaced categories, not to scale)")
             .y_desc("mean sojourn")
             .x_labels(periods.len())
             .x_label_formatter(&x_label)
@@ -175,23 +180,40 @@ fn stale(report: &Report) -> String {
             .expect("drawing into a string");
         for (k, policy) in policies.iter().enumerate() {
             let color = PALETTE[k % PALETTE.len()];
-            let pts: Vec<(f64, f64)> = periods
+            let pts: Vec<((f64, f64), bool)> = periods
                 .iter()
                 .enumerate()
                 .filter_map(|(x, p)| {
                     let row = report.rows.iter().find(|r| &r[cp] == p && &r[cpol] == policy)?;
-                    Some((x as f64, num(&row[cm])))
+                    Some(((x as f64, num(&row[cm])), row[cst].as_bool() != Some(false)))
                 })
                 .collect();
             let name = policy.as_str().unwrap_or("?").to_string();
+            let line: Vec<(f64, f64)> = pts.iter().map(|&(p, _)| p).collect();
             chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                .draw_series(LineSeries::new(line, color.stroke_width(2)))
                 .expect("drawing into a string")
                 .label(name)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+            let steady = pts.iter().filter(|(_, st)| *st);
             chart
-                .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+                .draw_series(steady.map(|&(p, _)| Circle::new(p, 3, color.filled())))
                 .expect("drawing into a string");
+            let unsteady = pts.iter().filter(|(_, st)| !*st);
+            chart
+                .draw_series(unsteady.map(|&(p, _)| {
+                    EmptyElement::at(p) + Rectangle::new([(-5, -5), (5, 5)], color.stroke_width(2))
+                }))
+                .expect("drawing into a string");
+        }
+        if report.rows.iter().any(|r| r[cst].as_bool() == Some(false)) {
+            chart
+                .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+                .expect("drawing into a string")
+                .label("open square: not steady")
+                .legend(|(x, y)| {
+                    EmptyElement::at((x + 9, y)) + Rectangle::new([(-5, -5), (5, 5)], BLACK)
+                });
         }
         legend(&mut chart, SeriesLabelPosition::UpperLeft);
         root.present().expect("drawing into a string");

@@ -5,10 +5,13 @@
 //! replications were scheduled (or on which machine they ran). [`Summary`] turns the merged value
 //! plus the per-replication values into the numbers lbsim reports.
 
+pub mod compare;
 mod rep;
+pub mod series;
 mod student_t;
 
 pub use rep::{LatencyHistogram, RepStats};
+pub use series::{Series, SeriesRecorder, Truncation};
 pub use student_t::{ci95_half_width, t_quantile_975};
 
 /// Median of `xs` (the mean of the two middle values for an even count). `NaN` when empty.
@@ -22,6 +25,76 @@ pub fn median(xs: &[f64]) -> f64 {
     if v.len() % 2 == 1 { v[m] } else { (v[m - 1] + v[m]) / 2.0 }
 }
 
+/// Whether a row's measured window is in steady state, read from its output series by MSER-5
+/// ([`series`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Steadiness {
+    /// The transient ended before measuring started.
+    Steady,
+    /// MSER-5 puts the end of the transient at `asked` arrivals, after the `warmup` the run used:
+    /// the measured window still holds part of the start-up.
+    Transient {
+        /// The warm-up (arrivals) the output asks for.
+        asked: u64,
+        /// The warm-up the run used (the mean over replications).
+        warmup: u64,
+    },
+    /// The series still moves in its second half (a trend, or a run far too short for its
+    /// transient): no warm-up within the run would do.
+    Trend {
+        /// Arrivals per replication, warm-up included.
+        arrivals: u64,
+    },
+    /// Too few arrivals to judge (MSER-5 needs [`series::MIN_BATCHES`] batches of five).
+    TooShort,
+}
+
+impl Steadiness {
+    /// The verdict for replications `reps`: MSER-5 on their cell-by-cell mean series (the
+    /// replication-averaged series of Hoad et al.), against the warm-up they ran with.
+    /// Replications the queue guard stopped are left out when any ran to the end.
+    pub fn of(reps: &[RepStats]) -> Steadiness {
+        let complete: Vec<&RepStats> = reps.iter().filter(|r| r.stops == 0).collect();
+        let used: Vec<&RepStats> =
+            if complete.is_empty() { reps.iter().collect() } else { complete };
+        let avg = Series::average(used.iter().map(|r| &r.series));
+        let Some(t) = avg.mser5() else {
+            return Steadiness::TooShort;
+        };
+        let warmup = used.iter().map(|r| r.warmup).sum::<u64>() / used.len().max(1) as u64;
+        if !t.trusted {
+            return Steadiness::Trend { arrivals: avg.means.len() as u64 * avg.cell };
+        }
+        if t.arrivals > warmup {
+            return Steadiness::Transient { asked: t.arrivals, warmup };
+        }
+        Steadiness::Steady
+    }
+
+    /// True for [`Steadiness::Steady`].
+    pub fn is_steady(self) -> bool {
+        self == Steadiness::Steady
+    }
+
+    /// What a user should read in the table's note for a row that is not steady.
+    pub fn message(self) -> Option<String> {
+        let count = |x: u64| if x < 10_000 { x.to_string() } else { format!("{:.1e}", x as f64) };
+        match self {
+            Steadiness::Steady => None,
+            Steadiness::Transient { asked, warmup } => Some(format!(
+                "not steady: the output asks for a warm-up of {} arrivals (ran {})",
+                count(asked),
+                count(warmup)
+            )),
+            Steadiness::Trend { arrivals } => Some(format!(
+                "not steady: still trending after {} arrivals; lengthen the run",
+                count(arrivals)
+            )),
+            Steadiness::TooShort => Some("not steady: too few arrivals to judge".into()),
+        }
+    }
+}
+
 /// What lbsim reports for one scenario (one row of `homo`, `hetero` or `stale`).
 #[derive(Debug, Clone)]
 pub struct Summary {
@@ -31,7 +104,8 @@ pub struct Summary {
     pub mean: f64,
     /// 99th percentile of the merged histograms.
     pub p99: f64,
-    /// Largest queue seen at any server in any replication's measurement window.
+    /// Largest queue seen at any server in any replication's measurement window (or the queue
+    /// that tripped the guard).
     pub max_queue: u32,
     /// 95% Student-t half-width of the per-replication means (`None` for one replication).
     pub mean_ci95: Option<f64>,
@@ -41,29 +115,48 @@ pub struct Summary {
     pub drift: f64,
     /// Why a replication was stopped early (the queue guard), if one was.
     pub stopped: Option<String>,
+    /// Replications the queue guard stopped.
+    pub stops: u64,
+    /// The steady-state verdict.
+    pub steadiness: Steadiness,
+    /// Each replication's mean sojourn, in replication order (for paired comparisons).
+    pub rep_means: Vec<f64>,
+    /// Each replication's p99.
+    pub rep_p99s: Vec<f64>,
+    /// The merged replications (for further quantiles).
+    pub merged: RepStats,
+    /// Measured arrivals per replication.
+    pub requests: u64,
 }
 
 impl Summary {
-    /// Summarises replications given in replication order.
-    pub fn from_reps(reps: &[RepStats]) -> Summary {
-        let merged = RepStats::merged(reps);
-        let means: Vec<f64> = reps.iter().map(RepStats::mean).collect();
-        let p99s: Vec<f64> = reps.iter().map(|r| r.quantile(0.99)).collect();
+    /// Summarises replications given in replication order, run with `requests` measured arrivals.
+    pub fn from_reps(reps: &[RepStats], requests: u64) -> Summary {
+        let mut merged = RepStats::merged(reps);
+        merged.picks = Vec::new();
+        let rep_means: Vec<f64> = reps.iter().map(RepStats::mean).collect();
+        let rep_p99s: Vec<f64> = reps.iter().map(|r| r.quantile(0.99)).collect();
         Summary {
             seeds: reps.len() as u64,
             mean: merged.mean(),
             p99: merged.quantile(0.99),
             max_queue: merged.max_queue,
-            mean_ci95: ci95_half_width(&means),
-            p99_ci95: ci95_half_width(&p99s),
+            mean_ci95: ci95_half_width(&rep_means),
+            p99_ci95: ci95_half_width(&rep_p99s),
             drift: merged.drift(),
             stopped: merged.stopped.clone(),
+            stops: merged.stops,
+            steadiness: Steadiness::of(reps),
+            rep_means,
+            rep_p99s,
+            merged,
+            requests,
         }
     }
 
-    /// True when the run looks like steady state (drift within [0.9, 1.1]).
+    /// True when the measured window is in steady state.
     pub fn steady(&self) -> bool {
-        (0.9..=1.1).contains(&self.drift)
+        self.steadiness.is_steady()
     }
 }
 

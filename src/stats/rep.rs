@@ -1,13 +1,18 @@
 //! One replication's statistics, mergeable exactly with `+=`.
 
 use hdrhistogram::Histogram;
+
+use super::series::Series;
 use std::ops::AddAssign;
 
 /// Sojourn times in a high-dynamic-range histogram (3 significant digits).
 ///
-/// Times are recorded as integer multiples of [`LatencyHistogram::UNIT`]; quantiles are reported
-/// as the upper edge of their bucket, so they are within 0.1% (relative) of the exact order
-/// statistic.
+/// Times are recorded as integer multiples of [`LatencyHistogram::UNIT`] into buckets at most
+/// 0.1% wide (relative). A quantile is read by linear interpolation inside the bucket that holds
+/// it, as if that bucket's values were spread evenly across it: the reading then errs by about the
+/// spacing of neighbouring order statistics (1e-4 time units for the p99 of a million `Exp(1)`
+/// samples), not by the bucket width, which at 20 replications is wider than a tenth of a p99's 95%
+/// interval. The interpolation costs nothing per record: it walks the buckets once per reading.
 #[derive(Debug, Clone)]
 pub struct LatencyHistogram(Histogram<u64>);
 
@@ -32,12 +37,29 @@ impl LatencyHistogram {
         }
     }
 
-    /// The `q`-quantile (0..=1), or `NaN` when empty.
+    /// The `q`-quantile (0..=1), interpolated inside its bucket; `NaN` when empty.
+    ///
+    /// The value below which a fraction `q` of the records lie: the bucket where the cumulative
+    /// count reaches `q * len` is taken to hold its records evenly over its range (a recorded
+    /// integer `v` stands for times in `[v - 1/2, v + 1/2)` units).
     pub fn quantile(&self, q: f64) -> f64 {
         if self.0.is_empty() {
             return f64::NAN;
         }
-        self.0.value_at_quantile(q) as f64 * Self::UNIT
+        let target = q.clamp(0.0, 1.0) * self.0.len() as f64;
+        let mut below = 0u64;
+        for v in self.0.iter_recorded() {
+            let count = v.count_at_value();
+            if (below + count) as f64 >= target {
+                let high = v.value_iterated_to();
+                let low = self.0.lowest_equivalent(high);
+                let width = (high - low + 1) as f64;
+                let within = ((target - below as f64) / count as f64).clamp(0.0, 1.0);
+                return ((low as f64 - 0.5 + within * width) * Self::UNIT).max(0.0);
+            }
+            below += count;
+        }
+        (self.0.highest_equivalent(self.0.max()) as f64 + 0.5) * Self::UNIT
     }
 
     /// Number of recorded values.
@@ -176,6 +198,13 @@ pub struct RepStats {
     pub server_time: f64,
     /// Set when the replication was stopped before the end, with the reason.
     pub stopped: Option<String>,
+    /// Replications stopped before the end (0 or 1 for one replication; summed by merging).
+    pub stops: u64,
+    /// Mean sojourn per cell of arrivals, warm-up included: what the steady-state detector reads.
+    /// Not merged: each replication keeps its own.
+    pub series: Series,
+    /// Arrivals simulated before measuring (the warm-up this replication ran with).
+    pub warmup: u64,
 }
 
 impl RepStats {
@@ -238,6 +267,7 @@ impl AddAssign<&RepStats> for RepStats {
         if self.stopped.is_none() {
             self.stopped.clone_from(&r.stopped);
         }
+        self.stops += r.stops;
     }
 }
 
