@@ -18,12 +18,12 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::config::{Common, Config, Experiment, RunConfig};
-use crate::model::{Farm, Information, RunLength, SimOptions, simulate};
+use crate::model::{Farm, Information, SimOptions, simulate};
 use crate::output::table::format_number;
 use crate::output::{Report, RunInfo};
 use crate::policy::{PolicyKind, PolicyParams};
 use crate::rng::StreamKey;
-use crate::stats::{RepStats, Summary, compare};
+use crate::stats::{RepStats, Series, Summary, compare};
 use crate::with_policy;
 
 /// Called once per finished replication (from any worker thread).
@@ -94,43 +94,19 @@ impl Scenario {
     }
 }
 
-/// Runs replication `rep` of `sc`: with `--warmup auto`, a first pass of `run.requests` arrivals
-/// from empty finds where the transient ends (MSER-5 on its own series) and the replication is run
-/// again with that warm-up; the events of both passes are counted.
+/// Runs replication `rep` of `sc` with the warm-up and run length of `run`.
 ///
 /// Streams: `workload` (arrivals and demands) is keyed by the farm, the load, the seed and `rep`
 /// only, so every policy and information model sees the same requests; `policy` (the policy's own
-/// coin flips) by the same, under another label. A second pass replays the same streams.
+/// coin flips) by the same, under another label. The warm-up only decides what is measured: the
+/// same replication with another warm-up goes through the same states.
 pub fn run_replication(sc: &Scenario, run: &RunConfig, seed: u64, rep: u64) -> RepStats {
-    let len = run.length();
-    if !run.warmup_auto {
-        return simulate_replication(sc, len, run.queue_guard, seed, rep);
-    }
-    let first =
-        simulate_replication(sc, RunLength { warmup: 0, ..len }, run.queue_guard, seed, rep);
-    let warmup = first.series.mser5().map_or(0, |t| t.arrivals);
-    if warmup == 0 || first.stops > 0 {
-        return first;
-    }
-    let mut second =
-        simulate_replication(sc, RunLength { warmup, ..len }, run.queue_guard, seed, rep);
-    second.events += first.events;
-    second
-}
-
-/// One replication with a fixed run length.
-fn simulate_replication(
-    sc: &Scenario,
-    len: RunLength,
-    queue_guard: u32,
-    seed: u64,
-    rep: u64,
-) -> RepStats {
     let key = |label| StreamKey::new(seed, label).f64s(&sc.farm.rates).f64(sc.farm.load).u64(rep);
-    let opts = SimOptions { info: sc.info, track_levels: sc.track_levels, queue_guard };
+    let opts =
+        SimOptions { info: sc.info, track_levels: sc.track_levels, queue_guard: run.queue_guard };
     let params = PolicyParams { rates: &sc.farm.rates, tau: sc.tau };
     let (workload, coins) = (key("workload").rng(), key("policy").rng());
-    with_policy!(sc.policy, &params, |p| simulate(&sc.farm, len, opts, p, workload, coins))
+    with_policy!(sc.policy, &params, |p| simulate(&sc.farm, run.length(), opts, p, workload, coins))
 }
 
 /// What one scenario's replications gave.
@@ -140,9 +116,17 @@ pub struct Outcome {
     pub reps: Vec<RepStats>,
     /// Their summary.
     pub summary: Summary,
+    /// Events simulated for this scenario in all, pilot runs (`--warmup auto`) and shorter runs
+    /// (`--precision`) included.
+    pub events: u64,
 }
 
 /// Runs every replication of every scenario in parallel; returns one [`Outcome`] per scenario.
+///
+/// With `--warmup auto`, the replications of a scenario first run `--requests` arrivals from
+/// empty; MSER-5 on their averaged series (as for the `steady` verdict) gives the warm-up, and
+/// they are run again measuring `--requests` arrivals after it (Hoad, Robinson & Davies's
+/// procedure: one warm-up for all replications, read from their average).
 ///
 /// With `--precision R`, a scenario whose `mean_ci95 > R * mean`, or that is not steady, is run
 /// again with twice the measured requests (up to `--max-requests`), from scratch and with the same
@@ -155,41 +139,66 @@ pub fn run_scenarios(
     c: &Common,
     progress: Progress,
 ) -> Vec<Outcome> {
-    let mut requests = vec![run.requests; scenarios.len()];
-    let mut outcomes: Vec<Option<Outcome>> = vec![None; scenarios.len()];
-    let mut pending: Vec<usize> = (0..scenarios.len()).collect();
+    let n = scenarios.len();
+    let mut runs: Vec<RunConfig> = vec![run.clone(); n];
+    let mut events = vec![0u64; n];
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; n];
+    let mut pending: Vec<usize> = (0..n).collect();
     while !pending.is_empty() {
-        let tasks: Vec<(usize, u64)> =
-            pending.iter().flat_map(|&s| (0..c.seeds).map(move |k| (s, k))).collect();
-        // One replication per rayon job: a worker that runs out of work can then steal any pending
-        // replication, instead of waiting while another worker runs a whole chunk of them in turn.
-        let results: Vec<RepStats> = tasks
-            .par_iter()
-            .with_max_len(1)
-            .map(|&(s, k)| {
-                let len = RunConfig { requests: requests[s], ..run.clone() };
-                let r = run_replication(&scenarios[s], &len, c.seed, k);
-                progress();
-                r
-            })
-            .collect();
-        let mut results = results.into_iter();
+        if run.warmup_auto {
+            for r in &mut runs {
+                r.warmup = 0;
+            }
+            let pilot = replicate(scenarios, &runs, &pending, c, progress);
+            for (&s, reps) in pending.iter().zip(pilot) {
+                events[s] += reps.iter().map(|r| r.events).sum::<u64>();
+                let avg = Series::average(reps.iter().filter(|r| r.stops == 0).map(|r| &r.series));
+                runs[s].warmup = avg.mser5().map_or(0, |t| t.arrivals);
+            }
+        }
+        let results = replicate(scenarios, &runs, &pending, c, progress);
         let mut next = Vec::new();
-        for &s in &pending {
-            let reps: Vec<RepStats> = results.by_ref().take(c.seeds as usize).collect();
-            let summary = Summary::from_reps(&reps, requests[s]);
+        for (&s, reps) in pending.iter().zip(results) {
+            events[s] += reps.iter().map(|r| r.events).sum::<u64>();
+            let summary = Summary::from_reps(&reps, runs[s].requests);
             if let (Some(r), Some(max)) = (run.precision, run.max_requests)
                 && !meets(&summary, r)
-                && requests[s] < max
+                && runs[s].requests < max
             {
-                requests[s] = requests[s].saturating_mul(2).min(max);
+                runs[s].requests = runs[s].requests.saturating_mul(2).min(max);
                 next.push(s);
             }
-            outcomes[s] = Some(Outcome { reps, summary });
+            outcomes[s] = Some(Outcome { reps, summary, events: events[s] });
         }
         pending = next;
     }
     outcomes.into_iter().map(|o| o.expect("every scenario ran")).collect()
+}
+
+/// Runs the replications of the scenarios `which` (scenario `s` with `runs[s]`) in parallel;
+/// returns them grouped by scenario, in replication order.
+fn replicate(
+    scenarios: &[Scenario],
+    runs: &[RunConfig],
+    which: &[usize],
+    c: &Common,
+    progress: Progress,
+) -> Vec<Vec<RepStats>> {
+    let tasks: Vec<(usize, u64)> =
+        which.iter().flat_map(|&s| (0..c.seeds).map(move |k| (s, k))).collect();
+    // One replication per rayon job: a worker that runs out of work can then steal any pending
+    // replication, instead of waiting while another worker runs a whole chunk of them in turn.
+    let results: Vec<RepStats> = tasks
+        .par_iter()
+        .with_max_len(1)
+        .map(|&(s, k)| {
+            let r = run_replication(&scenarios[s], &runs[s], c.seed, k);
+            progress();
+            r
+        })
+        .collect();
+    let mut results = results.into_iter();
+    which.iter().map(|_| results.by_ref().take(c.seeds as usize).collect()).collect()
 }
 
 /// True when `s` meets `--precision r`: steady, no replication stopped, and `mean_ci95 <= r * mean`.
@@ -207,9 +216,9 @@ pub(crate) fn params(c: &Common, cfg: &impl serde::Serialize) -> serde_json::Val
     v
 }
 
-/// Total events over all replications.
+/// Total events over all runs.
 pub fn total_events(outcomes: &[Outcome]) -> u64 {
-    outcomes.iter().flat_map(|o| &o.reps).map(|r| r.events).sum()
+    outcomes.iter().map(|o| o.events).sum()
 }
 
 /// The columns every queueing row ends with: the steady-state verdict, the stops, and what
