@@ -29,7 +29,8 @@ Examples:
   lbsim stale --periods 0,1,10 --policies random,p2c,jsq
                                             how old can load information be?
 
-Exit status: 0 success, 1 output could not be written, 2 usage error, 130 interrupted.
+Exit status: 0 success, 1 output could not be written, 2 usage error, 128 + the signal when
+ended by SIGHUP (129), SIGINT/Ctrl-C (130) or SIGTERM (143).
 `lbsim <command> --help` lists each command's options with their defaults and units.";
 
 const BINS_EXAMPLES: &str = "\
@@ -46,7 +47,7 @@ Examples:
 
 const HOMO_EXAMPLES: &str = "\
 Examples:
-  lbsim homo                                 six policies at six loads (about 15 s on 2 cores)
+  lbsim homo                                 six policies at six loads (about 6.5 s on 2 cores)
   lbsim homo --loads 0.9 --policies p2c,jsq --requests 1e5
   lbsim homo --servers 1000 --loads 0.95 --format csv | head -n 3";
 
@@ -66,7 +67,9 @@ const SWRR_EXAMPLES: &str = "\
 Examples:
   lbsim swrr --trace 5,1,1                   one cycle of NGINX's algorithm, step by step
   lbsim swrr                                 smooth against expanded on the default weight sets
-  lbsim swrr --weights '3,1;10,1,1' --format csv";
+  lbsim swrr --weights '3,1;10,1,1' --format csv
+
+swrr is exact arithmetic: --seeds, --seed and --threads are refused.";
 
 /// Options accepted by every command (before or after the command name).
 #[derive(Debug, Args)]
@@ -75,22 +78,25 @@ pub struct Global {
     /// Replications per scenario, 1 to 10000 [default: 5; 3 for `fixed`]
     #[arg(long, global = true, allow_hyphen_values = true, value_name = "N")]
     pub seeds: Option<String>,
-    /// Base seed (integer, 0 to 2^64-1): every random stream is derived from it
-    #[arg(long, global = true, allow_hyphen_values = true, value_name = "S", default_value = "1")]
-    pub seed: String,
+    /// Base seed (integer, 0 to 2^64-1): every random stream is derived from it [default: 1]
+    #[arg(long, global = true, allow_hyphen_values = true, value_name = "S")]
+    pub seed: Option<String>,
     /// Output format: an aligned table, CSV with a header line, or one JSON object
     #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Worker threads, 1 to 1024 [default: all cores]; the output does not depend on it
+    /// Worker threads, 1 to 1024; more than 4 per available core are lowered to that, with a
+    /// warning [default: all cores]; the output does not depend on it
     #[arg(long, global = true, allow_hyphen_values = true, value_name = "N")]
     pub threads: Option<String>,
-    /// Write the output to FILE instead of stdout (atomically: a temporary file beside it, then a
-    /// rename; on error or interrupt FILE is left as it was) [default: stdout]
+    /// Write the output to FILE instead of stdout: atomically (a temporary file beside it, then a
+    /// rename; on error or interrupt FILE is left as it was; a symbolic link's target is replaced,
+    /// keeping its permissions; a read-only file is refused); a device or FIFO is written in place;
+    /// `-` is stdout [default: stdout]
     #[arg(short = 'o', long = "out", global = true, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Do not show the progress bar (it is only shown on a terminal, for runs over a second);
     /// errors and warnings are still printed
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, overrides_with = "quiet")]
     pub quiet: bool,
 }
 
@@ -200,7 +206,7 @@ pub struct FixedArgs {
     #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "1,2,3")]
     pub d: String,
     /// Also draw the simulated s_i over the fixed-point lines (log axis) as an SVG figure into
-    /// FILE, written atomically [default: no figure]
+    /// FILE, written as --out writes (`-` is stdout when --out names a file) [default: no figure]
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
     /// Warm-up and measured arrivals [defaults: --requests 5000000 --warmup 500000]
@@ -309,7 +315,8 @@ pub struct StaleArgs {
     )]
     pub policies: String,
     /// Also draw the mean sojourn against the board period, one line per policy, as an SVG
-    /// figure into FILE, written atomically [default: no figure]
+    /// figure into FILE, written as --out writes (`-` is stdout when --out names a file)
+    /// [default: no figure]
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
     /// Comparison with a baseline policy.
@@ -325,10 +332,10 @@ pub struct StaleArgs {
 pub struct SwrrArgs {
     /// Print one cycle of the smooth algorithm for these integer weights, each 1 to 10^6
     /// (e.g. 5,1,1; the cycle, the sum of the weights, times the servers at most 10^6)
-    #[arg(long, allow_hyphen_values = true, value_name = "WEIGHTS")]
+    #[arg(long, allow_hyphen_values = true, value_name = "WEIGHTS", conflicts_with = "weights")]
     pub trace: Option<String>,
-    /// Weight sets to compare, separated by `;`, each a comma-separated list of integers 1 to
-    /// 10^6 (cycle times servers at most 10^8) [default: 5,1,1; 1,1,1; 3,2,1; 4,3,2,1; 10,1;
+    /// Weight sets to compare, separated by `;`, each a comma-separated list of two or more
+    /// integers 1 to 10^6 (cycle times servers at most 10^8) [default: 5,1,1; 1,1,1; 3,2,1; 4,3,2,1; 10,1;
     /// 100,1,1; 1,2; and 20x1 + 80x2 (100 servers)]
     #[arg(long, allow_hyphen_values = true, value_name = "SETS")]
     pub weights: Option<String>,

@@ -58,6 +58,11 @@ pub mod limits {
     pub const ARRIVALS: u64 = 1_000_000_000_000;
     /// Replications in one command (each holds a latency histogram until merged).
     pub const REPLICATIONS: u64 = 10_000;
+    /// Largest `--threads` accepted.
+    pub const THREADS: u64 = 1024;
+    /// Worker threads started per available core at most: a run is CPU-bound, so more only add
+    /// the cost of starting them (1024 threads turn a 0.05 s run into a second).
+    pub const THREADS_PER_CORE: usize = 4;
     /// Largest queue guard.
     pub const QUEUE_GUARD: u64 = 1_000_000_000;
     /// Smallest positive board period (each period costs one O(n) post).
@@ -92,9 +97,17 @@ pub mod limits {
     pub const BYTES_PER_BIN: u64 = 2;
 }
 
-/// Parses a count: digits with optional `_` separators, or an exact integer in `1e6` notation.
+/// Parses a count: digits with optional `_` separators (each between two digits, as in
+/// `1_000_000`), or an exact integer in `1e6` notation.
 pub fn parse_count(option: &str, s: &str, min: u64, max: u64) -> Result<u64, UsageError> {
     let accepted = || format!("expected an integer from {min} to {max}");
+    let b = s.trim().as_bytes();
+    let between_digits = |i: usize| {
+        i > 0 && i + 1 < b.len() && b[i - 1].is_ascii_digit() && b[i + 1].is_ascii_digit()
+    };
+    if (0..b.len()).any(|i| b[i] == b'_' && !between_digits(i)) {
+        return Err(bad(option, s, accepted()));
+    }
     let t = s.trim().replace('_', "");
     let v = if let Some((m, e)) = t.split_once(['e', 'E']) {
         // `1.5e6` is the integer 15 times 10^5: the exponent must cover the decimals.
@@ -247,6 +260,11 @@ fn check_swrr(policies: &[PolicyKind], rates: &[f64]) -> Result<(), UsageError> 
     Ok(())
 }
 
+/// The cores this process may use (1 if unknown).
+fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Refuses runs whose replications in flight would hold more than [`limits::MEMORY`].
 fn check_memory(
     threads: Option<usize>,
@@ -254,9 +272,7 @@ fn check_memory(
     per_replication: u64,
     what: &str,
 ) -> Result<(), UsageError> {
-    let workers = threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        as u64;
+    let workers = threads.unwrap_or_else(available_cores) as u64;
     let at_once = workers.min(replications).max(1);
     if at_once.saturating_mul(per_replication) > limits::MEMORY {
         return Err(UsageError(format!(
@@ -285,7 +301,7 @@ pub struct Common {
     /// Output file (`None`: stdout).
     #[serde(skip)]
     pub out: Option<PathBuf>,
-    /// SVG figure file (`fixed` and `stale` only).
+    /// SVG figure file (`fixed` and `stale` only; `-`: stdout).
     #[serde(skip)]
     pub plot: Option<PathBuf>,
 }
@@ -458,8 +474,10 @@ pub struct StaleConfig {
 #[derive(Debug, Clone, Serialize)]
 pub struct SwrrConfig {
     /// Weights to trace, if `--trace` was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<Vec<u64>>,
-    /// Weight sets to compare.
+    /// Weight sets to compare (none with `--trace`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sets: Vec<Vec<u64>>,
 }
 
@@ -498,6 +516,8 @@ pub struct Config {
     pub common: Common,
     /// The experiment.
     pub experiment: Experiment,
+    /// Lines for stderr about options that were adjusted (e.g. too many `--threads`).
+    pub warnings: Vec<String>,
 }
 
 /// Default of `--max-requests`.
@@ -691,17 +711,43 @@ impl Config {
     /// Validates the parsed command line.
     pub fn from_cli(cli: &Cli) -> Result<Config, UsageError> {
         let g = &cli.global;
+        if let Command::Swrr(_) = cli.command {
+            // `swrr` is exact arithmetic: no replications, no randomness, no workers.
+            let unused = [("--seeds", g.seeds.is_some()), ("--seed", g.seed.is_some())];
+            let unused = unused.into_iter().chain([("--threads", g.threads.is_some())]);
+            if let Some((option, _)) = unused.into_iter().find(|&(_, given)| given) {
+                return Err(UsageError(format!(
+                    "{option} is not used by swrr, which runs no replications and draws no random numbers"
+                )));
+            }
+        }
         let default_seeds = if matches!(cli.command, Command::Fixed(_)) { 3 } else { 5 };
         let seeds = match &g.seeds {
             Some(s) => parse_count("--seeds", s, 1, limits::REPLICATIONS)?,
             None => default_seeds,
         };
-        let seed = parse_count("--seed", &g.seed, 0, u64::MAX)?;
+        let seed = match &g.seed {
+            Some(s) => parse_count("--seed", s, 0, u64::MAX)?,
+            None => 1,
+        };
+        let mut warnings = Vec::new();
         let threads = match &g.threads {
-            Some(s) => Some(parse_count("--threads", s, 1, 1024)? as usize),
+            Some(s) => {
+                let asked = parse_count("--threads", s, 1, limits::THREADS)? as usize;
+                let most = limits::THREADS_PER_CORE * available_cores();
+                if asked > most {
+                    warnings.push(format!(
+                        "warning: --threads {asked} lowered to {most} ({} per core available; more only add overhead)",
+                        limits::THREADS_PER_CORE
+                    ));
+                }
+                Some(asked.min(most))
+            }
             None => None,
         };
-        if let Some(out) = &g.out {
+        // `-o -` is stdout, as without `-o`.
+        let out = g.out.clone().filter(|out| out != Path::new("-"));
+        if let Some(out) = &out {
             check_out(out)?;
         }
         let plot = match &cli.command {
@@ -710,12 +756,24 @@ impl Config {
             _ => None,
         };
         if let Some(plot) = &plot {
-            check_out(plot).map_err(|e| UsageError(e.0.replace("--out", "--plot")))?;
-            if g.out.as_ref() == Some(plot) {
+            if plot == Path::new("-") {
+                if out.is_none() {
+                    return Err(UsageError(
+                        "--plot - sends the figure to stdout, where the table goes too: send the table to a file with -o FILE".into(),
+                    ));
+                }
+            } else {
+                check_out(plot).map_err(|e| UsageError(e.0.replace("--out", "--plot")))?;
+            }
+            let same = out.as_deref().is_some_and(|out| {
+                out == plot
+                    || crate::output::dest::identity(out) == crate::output::dest::identity(plot)
+            });
+            if same {
                 return Err(UsageError("--plot and --out name the same file".into()));
             }
         }
-        let common = Common { seeds, seed, format: g.format, threads, out: g.out.clone(), plot };
+        let common = Common { seeds, seed, format: g.format, threads, out, plot };
         let servers = |opt: &str, s: &str, min: u64| -> Result<usize, UsageError> {
             Ok(parse_count(opt, s, min, limits::SERVERS)? as usize)
         };
@@ -729,6 +787,11 @@ impl Config {
                     "left" => Ok(Variant::Left),
                     _ => Err(bad("--variants", s, "expected uniform or left")),
                 })?;
+                if !variants.contains(&Variant::Uniform) && d.iter().all(|&dd| dd < 2) {
+                    return Err(UsageError(
+                        "--variants left runs only for --d 2 or more, and --d gives only 1: nothing to run".into(),
+                    ));
+                }
                 if let Some(&dd) = d.iter().find(|&&dd| u64::from(dd) > *n.iter().min().unwrap()) {
                     return Err(UsageError(format!(
                         "--d {dd} is larger than the smallest --n; each ball needs d <= n bins"
@@ -885,6 +948,13 @@ impl Config {
                                 )));
                             }
                             let w = weights("--weights", set.trim(), limits::SWRR_WORK)?;
+                            if w.len() < 2 {
+                                return Err(bad(
+                                    "--weights",
+                                    set.trim(),
+                                    "a set needs two servers or more (one server is picked every time)",
+                                ));
+                            }
                             if sets.contains(&w) {
                                 return Err(UsageError(format!(
                                     "--weights lists '{}' twice",
@@ -895,12 +965,14 @@ impl Config {
                         }
                         sets
                     }
+                    // The trace compares nothing.
+                    None if trace.is_some() => Vec::new(),
                     None => default_weight_sets(),
                 };
                 Experiment::Swrr(SwrrConfig { trace, sets })
             }
         };
-        Ok(Config { common, experiment })
+        Ok(Config { common, experiment, warnings })
     }
 }
 
@@ -946,9 +1018,23 @@ mod tests {
             "1.e3x",
             "+1.5e3",
             "1e-3",
+            "_10",
+            "1__0",
+            "10_",
+            "_",
+            "1_e3",
         ] {
             assert!(parse_count("--n", bad, 1, u64::MAX).is_err(), "{bad}");
         }
+        assert_eq!(parse_count("--n", "1_5e2", 1, u64::MAX), Ok(1500));
+    }
+
+    #[test]
+    fn memory_counts_the_replications_in_flight() {
+        let bins = 100_000_000 * limits::BYTES_PER_BIN;
+        assert!(check_memory(Some(1024), 100, bins, "--n").is_err());
+        assert!(check_memory(Some(2), 100, bins, "--n").is_ok());
+        assert!(check_memory(Some(1024), 2, bins, "--n").is_ok(), "at most 2 run at once");
     }
 
     #[test]

@@ -1,52 +1,54 @@
 //! The `lbsim` binary: parse, validate, run, write. See the library for everything else.
 //!
 //! Exit status: 0 success, 1 the output could not be written, 2 usage error (one line on stderr,
-//! nothing on stdout), 130 interrupted (nothing on stdout, no temporary file left).
+//! nothing on stdout), 128 + the signal's number after SIGINT (130), SIGTERM (143) or SIGHUP
+//! (129) (nothing on stdout, no temporary file left).
 
-use std::fs::File;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
+use indicatif::ProgressBar;
 use lbsim::cli::{Cli, Command};
 use lbsim::config::Config;
 use lbsim::experiment;
+use lbsim::output::dest::{self, Destination};
 use lbsim::output::progress::Progress;
 
 /// Exit status for output that could not be written.
 const EXIT_IO: u8 = 1;
 /// Exit status for a usage error (clap's convention).
 const EXIT_USAGE: u8 = 2;
-/// Exit status after Ctrl-C (128 + SIGINT).
-const EXIT_INTERRUPTED: i32 = 130;
 
-/// The temporary output files being written: the interrupt handler removes them.
-static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Whether stdout (descriptor 1) was closed when the process started (`lbsim ... >&-`). Rust's
+/// runtime opens `/dev/null` in place of a closed standard descriptor before `main` runs, so
+/// every write would then succeed into nothing; [`CHECK_STDOUT`] looks before it does.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 
-fn pending() -> MutexGuard<'static, Vec<PathBuf>> {
-    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+/// Run by the C runtime among the ELF constructors, before Rust's runtime starts.
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static CHECK_STDOUT: extern "C" fn() = {
+    extern "C" fn check_stdout() {
+        // SAFETY: F_GETFD only reads the descriptor's flags; it fails (EBADF) iff 1 is closed.
+        if unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFD) } == -1 {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        }
+    }
+    check_stdout
+};
+
+fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
 }
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-                let _ = e.print();
-                return ExitCode::SUCCESS;
-            }
-            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                let _ = e.print();
-                return ExitCode::from(EXIT_USAGE);
-            }
-            // Usage errors are one line: clap's first line names the option and the problem.
-            let text = e.render().to_string();
-            say(text.lines().next().unwrap_or("error: invalid arguments"));
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(e) => return clap_error(e),
     };
     let cfg = match Config::from_cli(&cli) {
         Ok(cfg) => cfg,
@@ -60,46 +62,55 @@ fn main() -> ExitCode {
         command_name(&cli.command),
         cli.global.quiet,
     );
-    let bar = progress.bar();
-    // Failing to install the handler only means Ctrl-C kills the process the default way.
-    let _ = ctrlc::set_handler(move || {
-        bar.finish_and_clear();
-        for tmp in pending().drain(..) {
-            let _ = std::fs::remove_file(tmp);
-        }
-        std::process::exit(EXIT_INTERRUPTED);
-    });
-    // Open the temporary file before the run: an unwritable destination fails at once.
-    let (out, plot) = match (
-        cfg.common.out.as_deref().map(TempOut::create).transpose(),
-        cfg.common.plot.as_deref().map(TempOut::create).transpose(),
-    ) {
-        (Ok(out), Ok(plot)) => (out, plot),
-        (Err((path, e)), _) => return cannot_write("--out", &path, e, progress),
-        (_, Err((path, e))) => return cannot_write("--plot", &path, e, progress),
+    clean_up_on_signals(progress.bar());
+    for warning in &cfg.warnings {
+        say(warning);
+    }
+    // Open every destination before the run: an unwritable one fails at once.
+    let out = match cfg.common.out.as_deref().map(Destination::open).transpose() {
+        Ok(out) => out.unwrap_or_else(Destination::stdout),
+        Err(e) => return cannot_write("--out", cfg.common.out.as_deref(), e, progress),
     };
+    let plot = match cfg.common.plot.as_deref().map(Destination::open).transpose() {
+        Ok(plot) => plot,
+        Err(e) => return cannot_write("--plot", cfg.common.plot.as_deref(), e, progress),
+    };
+    if stdout_closed() && (out.is_stdout() || plot.as_ref().is_some_and(Destination::is_stdout)) {
+        progress.finish();
+        say("error: cannot write the output: stdout is closed");
+        return ExitCode::from(EXIT_IO);
+    }
 
     let report = experiment::run(&cfg, &|| progress.inc());
     progress.finish();
     for warning in &report.warnings {
         say(warning);
     }
+    let mut outputs = vec![("output", out, cfg.common.format.exporter().serialize(&report))];
     if let Some(plot) = plot {
         let svg = lbsim::output::plot::svg(&report).unwrap_or_default();
-        if let Err(e) = plot.commit(svg.as_bytes()) {
-            say(&format!("error: writing the figure: {e}"));
-            return ExitCode::from(EXIT_IO);
+        outputs.push(("figure", plot, svg.into_bytes()));
+    }
+    // Stdout first, then the files to replace (written, not yet visible), then devices and FIFOs;
+    // the renames come last, so a run whose output failed anywhere leaves no file behind.
+    outputs.sort_by_key(|(_, d, _)| match (d.is_stdout(), d.is_replaced()) {
+        (true, _) => 0,
+        (false, true) => 1,
+        (false, false) => 2,
+    });
+    for (what, d, bytes) in &mut outputs {
+        match d.write(bytes) {
+            Ok(()) => {}
+            // The reader went away (`| head`): what it wanted was written.
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe && !d.is_replaced() => {}
+            Err(e) => {
+                say(&format!("error: writing the {what}: {e}"));
+                return ExitCode::from(EXIT_IO);
+            }
         }
     }
-    let bytes = cfg.common.format.exporter().serialize(&report);
-    let result = match out {
-        Some(out) => out.commit(&bytes),
-        None => io::stdout().lock().write_all(&bytes).and_then(|()| io::stdout().flush()),
-    };
-    match result {
+    match dest::commit(outputs.into_iter().map(|(_, d, _)| d).collect()) {
         Ok(()) => ExitCode::SUCCESS,
-        // The reader went away (`| head`): what it wanted was written.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             say(&format!("error: writing the output: {e}"));
             ExitCode::from(EXIT_IO)
@@ -107,9 +118,65 @@ fn main() -> ExitCode {
     }
 }
 
-fn cannot_write(option: &str, path: &Path, e: io::Error, progress: Progress) -> ExitCode {
+/// Help and version (exit 0, or 1 if they cannot be written), and usage errors (exit 2, one
+/// line).
+fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let what = if e.kind() == ErrorKind::DisplayHelp { "help" } else { "version" };
+            let written = if stdout_closed() {
+                Err(io::Error::other("stdout is closed"))
+            } else {
+                e.print().and_then(|()| io::stdout().flush())
+            };
+            match written {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    say(&format!("error: writing the {what}: {e}"));
+                    ExitCode::from(EXIT_IO)
+                }
+            }
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            ExitCode::from(EXIT_USAGE)
+        }
+        _ => {
+            // One line: clap's first names the option and the problem; the accepted values,
+            // which clap puts on a later line, are added to it.
+            let text = e.render().to_string();
+            let mut line = text.lines().next().unwrap_or("error: invalid arguments").to_string();
+            if let Some(ContextValue::Strings(values)) = e.get(ContextKind::ValidValue) {
+                line += &format!(" [possible values: {}]", values.join(", "));
+            }
+            say(&line);
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// On SIGINT, SIGTERM or SIGHUP: clear the progress bar, remove the temporary files and exit
+/// with 128 + the signal's number, as a shell reports a process killed by it.
+fn clean_up_on_signals(bar: ProgressBar) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    // Without the handler a signal only kills the process the default way.
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            bar.finish_and_clear();
+            dest::exit_discarding(128 + signal);
+        }
+    });
+}
+
+fn cannot_write(option: &str, path: Option<&Path>, e: io::Error, progress: Progress) -> ExitCode {
     progress.finish();
-    say(&format!("error: cannot write {option} '{}': {e}", path.display()));
+    let path = path.unwrap_or(Path::new("-")).display();
+    say(&format!("error: cannot write {option} '{path}': {e}"));
     ExitCode::from(EXIT_IO)
 }
 
@@ -126,51 +193,5 @@ fn command_name(c: &Command) -> &'static str {
         Command::Hetero(_) => "hetero",
         Command::Stale(_) => "stale",
         Command::Swrr(_) => "swrr",
-    }
-}
-
-/// An output file written atomically: a temporary file beside the destination, renamed over it
-/// once complete. Until then the destination is untouched; the temporary file is removed on any
-/// error, on drop, and by the interrupt handler.
-struct TempOut {
-    tmp: PathBuf,
-    path: PathBuf,
-    file: File,
-}
-
-impl TempOut {
-    fn create(path: &Path) -> Result<TempOut, (PathBuf, io::Error)> {
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.lbsim-{}.tmp", std::process::id()));
-        let mut slot = pending();
-        let file = File::create(&tmp).map_err(|e| (path.to_path_buf(), e))?;
-        slot.push(tmp.clone());
-        Ok(TempOut { tmp, path: path.to_path_buf(), file })
-    }
-
-    /// Writes `bytes` and renames the temporary file over the destination. Holds the lock the
-    /// interrupt handler takes, so an interrupt lands before or after the rename, not during it.
-    fn commit(mut self, bytes: &[u8]) -> io::Result<()> {
-        let mut slot = pending();
-        let result = (|| {
-            self.file.write_all(bytes)?;
-            self.file.sync_all()?;
-            std::fs::rename(&self.tmp, &self.path)
-        })();
-        if result.is_ok() {
-            slot.retain(|t| t != &self.tmp);
-        }
-        result
-    }
-}
-
-impl Drop for TempOut {
-    fn drop(&mut self) {
-        let mut slot = pending();
-        if slot.contains(&self.tmp) {
-            let _ = std::fs::remove_file(&self.tmp);
-            slot.retain(|t| t != &self.tmp);
-        }
     }
 }

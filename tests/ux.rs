@@ -1,6 +1,7 @@
 //! Terminal, pipe, file and signal behaviour of the binary, and a property test over hostile
 //! command lines.
 
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -36,12 +37,34 @@ const LONG_ENOUGH: &[&str] = &[
 /// A run long enough to be interrupted.
 const VERY_LONG: &[&str] = &["homo", "--requests", "1e9", "--threads", "1", "--format", "csv"];
 
-/// A fresh empty directory under the system's temporary directory.
-fn scratch(name: &str) -> PathBuf {
+/// A fresh empty directory under the system's temporary directory, removed when dropped (also
+/// when a test fails).
+fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("lbsim-ux-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
+}
+
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn entries(dir: &Path) -> Vec<String> {
@@ -282,10 +305,217 @@ fn an_unwritable_destination_fails_before_running_and_leaves_nothing() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Destinations that are not plain files, and write failures
+
+/// A short command whose output is known: its stdout when written there.
+const SMALL: &[&str] = &["bins", "--n", "100,200", "--d", "1,2", "--format", "csv"];
+
+/// Makes a device node `dir/name` (major, minor), or says why the test is skipped.
+fn device(dir: &Path, name: &str, major: u32, minor: u32) -> Option<PathBuf> {
+    let node = dir.join(name);
+    let made = Command::new("mknod")
+        .arg(&node)
+        .args(["c", &major.to_string(), &minor.to_string()])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        eprintln!("skipped: cannot mknod a character device here (needs root)");
+        return None;
+    }
+    Some(node)
+}
+
+fn with_out(args: &[&str], option: &str, path: &Path) -> Vec<String> {
+    let mut v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    v.extend([option.to_string(), path.to_str().unwrap().to_string()]);
+    v
+}
+
+fn run(args: &[String]) -> Output {
+    Command::new(BIN).args(args).output().expect("lbsim runs")
+}
+
+fn is_char_device(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_char_device())
+}
+
+#[test]
+fn out_at_a_character_device_writes_into_it_and_keeps_the_node() {
+    let dir = scratch("chardev");
+    let Some(null) = device(&dir, "null", 1, 3) else { return };
+    let out = run(&with_out(SMALL, "-o", &null));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{}", text(&out.stderr));
+    assert!(is_char_device(&null), "the device node was replaced");
+    assert_eq!(entries(&dir), ["null"], "nothing else was created");
+    // The same for the figure.
+    let fixed = ["fixed", "--n", "20", "--d", "2", "--requests", "2000", "--seeds", "2"];
+    let out = run(&with_out(&fixed, "--plot", &null));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(is_char_device(&null), "--plot replaced the device node");
+    assert_eq!(entries(&dir), ["null"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn out_at_a_fifo_writes_into_it_for_its_reader() {
+    if !have("mkfifo") {
+        eprintln!("skipped: mkfifo is not installed");
+        return;
+    }
+    let dir = scratch("fifo");
+    let fifo = dir.join("pipe");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let expected = crate::util::lbsim_ok(SMALL);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let out = run(&with_out(SMALL, "-o", &fifo));
+    let still_a_fifo = std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo();
+    if !(out.status.success() && still_a_fifo) {
+        if still_a_fifo {
+            // Release the reader, still waiting for a writer. (A reader of a FIFO replaced by
+            // a file waits for ever, but on a node no one can reach: the test ends regardless.)
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut w = std::fs::OpenOptions::new();
+            let _ = w.write(true).custom_flags(libc::O_NONBLOCK).open(&fifo);
+        }
+        panic!(
+            "-o at a FIFO: {:?}, still a FIFO: {still_a_fifo}: {}",
+            out.status,
+            text(&out.stderr)
+        );
+    }
+    assert_eq!(reader.join().unwrap(), expected);
+    assert_eq!(entries(&dir), ["pipe"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn out_at_a_symlink_replaces_its_target_keeps_the_link_and_the_mode() {
+    let dir = scratch("symlink");
+    let target = dir.join("target.csv");
+    std::fs::write(&target, PREVIOUS).unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let link = dir.join("link.csv");
+    std::os::unix::fs::symlink("target.csv", &link).unwrap();
+    let expected = crate::util::lbsim_ok(SMALL);
+    let out = run(&with_out(SMALL, "-o", &link));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "link replaced");
+    assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("target.csv"));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), expected);
+    let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o640, "the target's mode is kept");
+    assert_eq!(entries(&dir), ["link.csv", "target.csv"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_read_only_file_is_refused_and_left_as_it_was() {
+    // Root may write anything: the mode bits are what says "do not overwrite".
+    let dir = scratch("readonly");
+    let file = dir.join("result.csv");
+    std::fs::write(&file, PREVIOUS).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let fixed = ["fixed", "--n", "20", "--d", "2", "--requests", "2000", "--seeds", "2"];
+    for args in [with_out(SMALL, "-o", &file), with_out(&fixed, "--plot", &file)] {
+        let out = run(&args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with("error: ") && stderr.contains("read-only"), "{stderr}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), PREVIOUS);
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o444);
+        assert_eq!(entries(&dir), ["result.csv"]);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn out_dash_and_a_link_to_the_process_stdout_write_to_stdout() {
+    let expected = crate::util::lbsim_ok(SMALL);
+    assert_eq!(crate::util::lbsim_ok(&[SMALL, &["-o", "-"]].concat()), expected);
+    // Like `-o /dev/stdout`, without going near the machine's own /dev/stdout.
+    let dir = scratch("stdout-link");
+    let link = dir.join("stdout");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    let out = run(&with_out(SMALL, "-o", &link));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), expected);
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "link replaced");
+    assert_eq!(entries(&dir), ["stdout"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_closed_stdout_is_exit_1_with_one_line() {
+    for args in [SMALL, &["--help"], &["--version"]] {
+        let out = Command::new("sh")
+            .args(["-c", "exec \"$0\" \"$@\" >&-", BIN])
+            .args(args)
+            .output()
+            .expect("sh runs");
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?} >&-: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: ") && stderr.contains("stdout"), "{stderr}");
+    }
+}
+
+#[test]
+fn help_and_version_into_a_full_device_are_exit_1() {
+    let dir = scratch("full-help");
+    let Some(full) = device(&dir, "full", 1, 7) else { return };
+    for args in [&["--help"][..], &["--version"], &["homo", "--help"]] {
+        let sink = std::fs::OpenOptions::new().write(true).open(&full).unwrap();
+        let out = Command::new(BIN).args(args).stdout(sink).output().unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with("error: writing the"), "{stderr}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_failed_output_leaves_no_file_behind() {
+    let dir = scratch("no-partial");
+    let Some(full) = device(&dir, "full", 1, 7) else { return };
+    let fixed = ["fixed", "--n", "20", "--d", "2", "--requests", "2000", "--seeds", "2"];
+    // The table cannot be written to stdout: no figure either.
+    let svg = dir.join("x.svg");
+    let sink = std::fs::OpenOptions::new().write(true).open(&full).unwrap();
+    let out = Command::new(BIN).args(with_out(&fixed, "--plot", &svg)).stdout(sink).output();
+    let out = out.unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(entries(&dir), ["full"], "a figure was left from a failed run");
+    // The figure cannot be written: no table file either.
+    let csv = dir.join("x.csv");
+    let args = [with_out(&fixed, "--plot", &full), vec!["-o".into(), csv.to_str().unwrap().into()]];
+    let out = run(&args.concat());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr).lines().count(), 1, "{}", text(&out.stderr));
+    assert_eq!(entries(&dir), ["full"], "an output file was left from a failed run");
+    assert!(is_char_device(&full));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Interrupt
 
 /// Starts the binary, waits until `ready` holds (or a few seconds), sends SIGINT, and collects it.
 fn interrupt(args: &[&str], ready: impl Fn(u32) -> bool) -> Output {
+    signal("INT", args, ready)
+}
+
+/// Starts the binary, waits until `ready` holds (or a few seconds), sends the signal `name`
+/// (`INT`, `TERM`, `HUP`), and collects it.
+fn signal(name: &str, args: &[&str], ready: impl Fn(u32) -> bool) -> Output {
     let child = Command::new(BIN)
         .args(args)
         .stdout(Stdio::piped())
@@ -299,11 +529,12 @@ fn interrupt(args: &[&str], ready: impl Fn(u32) -> bool) -> Output {
     }
     // Leave the run a moment to get going.
     std::thread::sleep(Duration::from_millis(300));
-    let sent = Command::new("kill").args(["-INT", &pid.to_string()]).status().expect("kill");
+    let sent =
+        Command::new("kill").args([&format!("-{name}"), &pid.to_string()]).status().expect("kill");
     assert!(sent.success());
     let waited = Instant::now();
     let out = child.wait_with_output().unwrap();
-    assert!(waited.elapsed() < Duration::from_secs(5), "Ctrl-C is not prompt");
+    assert!(waited.elapsed() < Duration::from_secs(5), "SIG{name} is not handled promptly");
     out
 }
 
@@ -332,6 +563,24 @@ fn ctrl_c_removes_the_temporary_file_and_keeps_the_previous_output() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), PREVIOUS);
     assert_eq!(entries(&dir), ["result.csv"], "the temporary file is gone");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sigterm_and_sighup_remove_the_temporary_file_and_exit_128_plus_the_signal() {
+    // What `timeout`, a batch scheduler's time limit, `docker stop` and a closed terminal send.
+    for (name, code) in [("TERM", 143), ("HUP", 129)] {
+        let dir = scratch(&format!("signal-{name}"));
+        let file = dir.join("result.csv");
+        std::fs::write(&file, PREVIOUS).unwrap();
+        let mut args = VERY_LONG.to_vec();
+        args.extend(["-o", file.to_str().unwrap()]);
+        let out = signal(name, &args, |_| entries(&dir).len() > 1);
+        assert_eq!(out.status.code(), Some(code), "SIG{name}: {}", text(&out.stderr));
+        assert!(out.stdout.is_empty(), "SIG{name}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), PREVIOUS, "SIG{name}");
+        assert_eq!(entries(&dir), ["result.csv"], "SIG{name} left the temporary file");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -373,6 +622,85 @@ fn a_guard_stop_is_a_warning_line_on_stderr_and_the_data_stays_clean() {
     let stdout = text(&out.stdout);
     assert_eq!(stdout.lines().count(), 3, "{stdout}");
     assert!(!stdout.contains("warning"), "{stdout}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options a command does not use, and messages
+
+fn refused(args: &[&str]) -> String {
+    let out = lbsim(args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    stderr
+}
+
+#[test]
+fn a_selection_that_runs_nothing_is_a_usage_error() {
+    let e = refused(&["bins", "--n", "1000", "--d", "1", "--variants", "left"]);
+    assert!(e.contains("--variants") && e.contains("--d"), "{e}");
+}
+
+#[test]
+fn options_a_command_does_not_use_are_refused_by_name() {
+    let e = refused(&["swrr", "--trace", "5,1,1", "--weights", "1,1"]);
+    assert!(e.contains("--trace") && e.contains("--weights"), "{e}");
+    for option in ["--seeds", "--seed", "--threads"] {
+        let e = refused(&["swrr", option, "3"]);
+        assert!(e.contains(option), "{e}");
+        let e = refused(&[option, "3", "swrr", "--trace", "5,1,1"]);
+        assert!(e.contains(option), "{e}");
+    }
+    // A set of one server has no smoothness to measure.
+    assert!(refused(&["swrr", "--weights", "3,1;5"]).contains("--weights"));
+}
+
+#[test]
+fn the_trace_in_json_has_arrays_and_no_unused_parameters() {
+    let json = crate::util::lbsim_ok(&["swrr", "--trace", "5,1,1", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["params"], serde_json::json!({ "trace": [5, 1, 1] }));
+    assert_eq!(v["rows"][0]["before"], serde_json::json!([5, 1, 1]));
+    assert_eq!(v["rows"][0]["after"], serde_json::json!([-2, 1, 1]));
+    let json = crate::util::lbsim_ok(&["swrr", "--weights", "5,1,1", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["params"], serde_json::json!({ "sets": [[5, 1, 1]] }));
+}
+
+#[test]
+fn a_bad_format_lists_the_accepted_values_on_its_one_line() {
+    let e = refused(&["homo", "--format", "CSV"]);
+    assert!(e.contains("--format") && e.contains("table, csv, json"), "{e}");
+}
+
+#[test]
+fn counts_take_underscores_only_between_digits() {
+    for bad in ["_10", "1__0", "10_", "_"] {
+        assert!(refused(&["bins", "--n", bad]).contains("--n"), "{bad}");
+    }
+    let out = crate::util::lbsim_ok(&["bins", "--n", "1_000", "--d", "2", "--format", "csv"]);
+    assert!(out.contains("\n1000,2,uniform,"), "{out}");
+}
+
+#[test]
+fn quiet_may_be_given_twice() {
+    let out = lbsim(&["-q", "bins", "--n", "100", "--quiet", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn too_many_threads_are_lowered_with_a_warning_and_change_nothing() {
+    let args =
+        ["homo", "--loads", "0.9", "--policies", "p2c", "--requests", "2000", "--seeds", "3"];
+    let one = crate::util::lbsim_ok(&[&args[..], &["--threads", "1", "--format", "csv"]].concat());
+    let out = lbsim(&[&args[..], &["--threads", "1024", "--format", "csv"]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), one);
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("warning: --threads 1024 lowered to "), "{stderr}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -643,7 +971,7 @@ fn a_sample_of_hostile_inputs_is_refused_with_one_line() {
         &["homo", "--requests", "1e15"],
         &["homo", "--seeds", "1e9"],
         &["bins", "--n", "1e12"],
-        &["bins", "--n", "1e8", "--threads", "1024", "--seeds", "100"],
+        &["bins", "--threads", "1025"],
         &["swrr", "--trace", "1000000,1"],
         &["swrr", "--weights", "5,1,1;5,1,1"],
         &["swrr", "--weights", "5,1,1;;1,2"],

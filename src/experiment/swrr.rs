@@ -3,7 +3,8 @@
 //! With `--trace W`: one cycle of NGINX's algorithm, step by step. Otherwise, for each weight set,
 //! the smooth algorithm against the expanded list (`a a a a a b c`, rotated) over one cycle:
 //! `max_deviation` = max over prefixes `t` and servers `i` of `|picks_i(t) - t w_i / W|`, and
-//! `max_run` = the longest run of one server.
+//! `max_run` = the longest run of one server in steady operation, where the cycle repeats: a run
+//! that ends a cycle goes on into the next (`a a b a c a a | a a b ...` has a run of 4).
 
 use serde::Serialize;
 
@@ -16,12 +17,13 @@ use crate::policy::SmoothWrr;
 pub struct TraceRow {
     /// 1-based step.
     pub step: u64,
-    /// Current weights after `+= weight` (the values compared).
-    pub before: String,
+    /// Current weights after `+= weight` (the values compared); CSV and the table write the
+    /// vector space-separated, JSON as an array.
+    pub before: Vec<i64>,
     /// The chosen server (a, b, c, ...).
     pub selected: String,
     /// Current weights after `best -= total`.
-    pub after: String,
+    pub after: Vec<i64>,
 }
 
 /// One row of the comparison.
@@ -35,7 +37,7 @@ pub struct SmoothnessRow {
     pub cycle: u64,
     /// Largest deviation of picks from the ideal share over all prefixes.
     pub max_deviation: f64,
-    /// Longest run of the same server.
+    /// Longest run of the same server, the cycle repeating.
     pub max_run: u64,
 }
 
@@ -51,10 +53,6 @@ pub fn server_name(mut i: usize) -> String {
     }
     s.reverse();
     String::from_utf8(s).expect("ASCII")
-}
-
-fn spaced(v: &[i64]) -> String {
-    v.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")
 }
 
 /// Weights written space-separated, with runs of four or more equal weights as `wxN`.
@@ -84,21 +82,38 @@ pub fn expanded_cycle(weights: &[u64]) -> Vec<usize> {
     weights.iter().enumerate().flat_map(|(i, &w)| std::iter::repeat_n(i, w as usize)).collect()
 }
 
-/// `(max_deviation, max_run)` of a cycle.
+/// `(max_deviation, max_run)` of a cycle: the deviation over the prefixes of the first cycle,
+/// the run over the repeating sequence ([`cyclic_max_run`]).
 pub fn smoothness(weights: &[u64], seq: &[usize]) -> (f64, u64) {
     let total: u64 = weights.iter().sum();
     let mut picks = vec![0u64; weights.len()];
-    let (mut dev, mut run, mut max_run) = (0.0f64, 0u64, 0u64);
+    let mut dev = 0.0f64;
     for (t, &s) in seq.iter().enumerate() {
         picks[s] += 1;
         let t = (t + 1) as f64;
         for (p, &w) in picks.iter().zip(weights) {
             dev = dev.max((*p as f64 - t * w as f64 / total as f64).abs());
         }
-        run = if t > 1.0 && seq[t as usize - 2] == s { run + 1 } else { 1 };
-        max_run = max_run.max(run);
     }
-    (dev, max_run)
+    (dev, cyclic_max_run(seq))
+}
+
+/// The longest run of one server when `cycle` repeats for ever, a run at its end going on into
+/// its start. Only a cycle of one server repeated has a longer run than the cycle (it never
+/// ends); that case is reported as the cycle's length.
+pub fn cyclic_max_run(cycle: &[usize]) -> u64 {
+    let n = cycle.len();
+    // A position where a run starts: the server differs from the one before (cyclically).
+    let Some(start) = (0..n).find(|&i| cycle[i] != cycle[(i + n - 1) % n]) else {
+        return n as u64;
+    };
+    let (mut run, mut longest) = (0u64, 0u64);
+    for k in 0..n {
+        let i = (start + k) % n;
+        run = if k > 0 && cycle[i] == cycle[(i + n - 1) % n] { run + 1 } else { 1 };
+        longest = longest.max(run);
+    }
+    longest
 }
 
 /// Runs `swrr`; returns the report and the number of picks made.
@@ -111,9 +126,9 @@ pub fn run(cfg: &SwrrConfig) -> (Report, u64) {
                 let (best, before) = alg.step();
                 TraceRow {
                     step,
-                    before: spaced(&before),
+                    before,
                     selected: server_name(best),
-                    after: spaced(alg.current()),
+                    after: alg.current().to_vec(),
                 }
             })
             .collect();
@@ -166,7 +181,26 @@ mod tests {
         // After 5 picks of a: ideal 25/7 = 3.571, deviation 1.43 (also b and c at 5/7).
         assert!((dev - (5.0 - 25.0 / 7.0)).abs() < 1e-12);
         let (dev, run) = smoothness(&w, &smooth_cycle(&w));
-        assert_eq!(run, 2);
+        assert_eq!(run, 4, "a a b a c a a, then a a again: the wrap joins two runs of 2");
         assert!(dev < 1.0);
+    }
+
+    #[test]
+    fn runs_are_counted_across_the_end_of_the_cycle() {
+        let smooth_run = |w: &[u64]| smoothness(w, &smooth_cycle(w)).1;
+        let expanded_run = |w: &[u64]| smoothness(w, &expanded_cycle(w)).1;
+        assert_eq!(smooth_run(&[5, 1, 1]), 4);
+        assert_eq!(smooth_run(&[10, 1]), 10);
+        assert_eq!(smooth_run(&[100, 1, 1]), 67);
+        assert_eq!(smooth_run(&[1, 1, 1]), 1);
+        // The expanded list ends with another server than it starts with: no run crosses the end.
+        assert_eq!(expanded_run(&[5, 1, 1]), 5);
+        assert_eq!(expanded_run(&[10, 1]), 10);
+        assert_eq!(expanded_run(&[1, 2]), 2);
+        assert_eq!(cyclic_max_run(&[0, 1, 1, 0]), 2);
+        assert_eq!(cyclic_max_run(&[0, 0, 1, 0, 0]), 4);
+        // One server: the run never ends; reported as the cycle.
+        assert_eq!(cyclic_max_run(&[0, 0, 0]), 3);
+        assert_eq!(cyclic_max_run(&[]), 0);
     }
 }

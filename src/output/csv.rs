@@ -8,11 +8,12 @@ use serde_json::Value;
 #[derive(Debug, Default)]
 pub struct Csv;
 
-/// A cell as CSV text.
+/// A cell as CSV text; a vector (JSON array) is written space-separated, like `5 1 1`.
 pub(crate) fn cell(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(cell).collect::<Vec<_>>().join(" "),
         other => other.to_string(),
     }
 }
@@ -40,15 +41,23 @@ mod tests {
         ci: Option<f64>,
         stable: bool,
         w: &'static str,
+        v: Vec<i64>,
     }
 
     #[test]
     fn full_precision_empty_options_and_quoting() {
-        let rows = [Row { policy: "p2c", mean: 0.1 + 0.2, ci: None, stable: true, w: "5,1,1" }];
+        let rows = [Row {
+            policy: "p2c",
+            mean: 0.1 + 0.2,
+            ci: None,
+            stable: true,
+            w: "5,1,1",
+            v: vec![-2, 1, 1],
+        }];
         let out = Csv.serialize(&Report::new("t", &(), &rows));
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "policy,mean,ci,stable,w\np2c,0.30000000000000004,,true,\"5,1,1\"\n"
+            "policy,mean,ci,stable,w,v\np2c,0.30000000000000004,,true,\"5,1,1\",-2 1 1\n"
         );
     }
 }

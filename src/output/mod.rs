@@ -6,6 +6,7 @@
 //! Table and CSV are deterministic (no timings); JSON carries the run's timing in `run`.
 
 mod csv;
+pub mod dest;
 mod json;
 pub mod plot;
 pub mod progress;

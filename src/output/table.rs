@@ -1,5 +1,9 @@
-//! The human-readable table: aligned columns, numbers right-aligned with four significant digits,
-//! a `note` column when some row needs one, and explanatory notes underneath.
+//! The human-readable table: aligned columns, numbers right-aligned, a `note` column when some row
+//! needs one, and explanatory notes underneath.
+//!
+//! A column of floats is written one way throughout: exactly when every value in it is short (a
+//! parameter such as 0.95 or 0.999999, or an exact value), otherwise every value with four
+//! significant digits, so that one column never mixes `0.5` and `0.6000`.
 
 use super::{Exporter, Report};
 use serde_json::Value;
@@ -8,9 +12,25 @@ use serde_json::Value;
 #[derive(Debug, Default)]
 pub struct Table;
 
-/// Four significant digits without exponent for ordinary magnitudes; short values (parameters such
-/// as 0.95 or 1000) are printed as they are.
+/// One number: as it is when short ([`is_short`]: parameters such as 0.95, 0.999999 or 1000),
+/// else with four significant digits ([`four_digits`]).
 pub fn format_number(x: f64) -> String {
+    if is_short(x) { format!("{x}") } else { four_digits(x) }
+}
+
+/// True for a finite number written in at most six significant digits and twelve characters.
+pub fn is_short(x: f64) -> bool {
+    let plain = format!("{}", x.abs());
+    let digits = plain.replace('.', "");
+    let significant = digits.trim_start_matches('0').trim_end_matches('0').len();
+    x.is_finite() && plain.len() <= 12 && significant <= 6
+}
+
+/// Four significant digits, without exponent for ordinary magnitudes (zero is `0`).
+pub fn four_digits(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
     if !x.is_finite() {
         return if x.is_nan() {
             "NaN".into()
@@ -19,10 +39,6 @@ pub fn format_number(x: f64) -> String {
         } else {
             "-inf".into()
         };
-    }
-    let plain = format!("{x}");
-    if plain.trim_start_matches('-').len() <= 6 {
-        return plain;
     }
     // Round to four significant digits first, so that 99.99999 prints as 100.0, not 100.00.
     let rounded: f64 = format!("{x:.3e}").parse().unwrap_or(x);
@@ -37,16 +53,30 @@ pub fn format_number(x: f64) -> String {
     format!("{rounded:.decimals$}")
 }
 
-fn text(v: &Value) -> (String, bool) {
+/// A float that the table writes as one (not an integer).
+fn float(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) if n.as_u64().is_none() && n.as_i64().is_none() => n.as_f64(),
+        _ => None,
+    }
+}
+
+/// A cell's text, and whether it is a number; `exact`: the column's floats are written as they
+/// are.
+fn text(v: &Value, exact: bool) -> (String, bool) {
     match v {
         Value::Null => ("-".into(), true),
         Value::Number(n) => match (n.as_u64(), n.as_i64()) {
             (Some(u), _) => (u.to_string(), true),
             (None, Some(i)) => (i.to_string(), true),
-            _ => (format_number(n.as_f64().unwrap_or(f64::NAN)), true),
+            _ => {
+                let x = n.as_f64().unwrap_or(f64::NAN);
+                (if exact && x.is_finite() { format!("{x}") } else { four_digits(x) }, true)
+            }
         },
         Value::String(s) => (s.clone(), false),
         Value::Bool(b) => (b.to_string(), false),
+        Value::Array(_) => (super::csv::cell(v), false),
         other => (other.to_string(), false),
     }
 }
@@ -58,8 +88,17 @@ impl Exporter for Table {
         if with_marks {
             header.push("note".into());
         }
-        let mut cells: Vec<Vec<(String, bool)>> =
-            report.rows.iter().map(|row| row.iter().map(text).collect()).collect();
+        let exact: Vec<bool> = (0..report.columns.len())
+            .map(|c| {
+                let floats = report.rows.iter().filter_map(|row| float(&row[c]));
+                floats.filter(|x| x.is_finite()).all(is_short)
+            })
+            .collect();
+        let mut cells: Vec<Vec<(String, bool)>> = report
+            .rows
+            .iter()
+            .map(|row| row.iter().zip(&exact).map(|(v, &e)| text(v, e)).collect())
+            .collect();
         if with_marks {
             for (row, mark) in cells.iter_mut().zip(&report.marks) {
                 row.push((mark.clone().unwrap_or_default(), false));
@@ -113,14 +152,41 @@ mod tests {
     #[test]
     fn numbers_read_well() {
         assert_eq!(format_number(0.9), "0.9");
+        assert_eq!(format_number(0.999999), "0.999999");
         assert_eq!(format_number(1000000.0), "1000000");
         assert_eq!(format_number(10.002345), "10.00");
-        assert_eq!(format_number(46.5612), "46.56");
+        assert_eq!(format_number(46.56123), "46.56");
         assert_eq!(format_number(0.2067123), "0.2067");
-        assert_eq!(format_number(0.00149123), "0.001491");
+        assert_eq!(format_number(0.001491234), "0.001491");
         assert_eq!(format_number(1.23456e-7), "1.235e-7");
         assert_eq!(format_number(123456.789), "123457");
         assert_eq!(format_number(99.99999999999991), "100.0");
         assert_eq!(format_number(0.099999999), "0.1000");
+        assert_eq!(format_number(f64::NAN), "NaN");
+        assert_eq!(four_digits(0.5), "0.5000");
+        assert_eq!(four_digits(0.0), "0");
+    }
+
+    #[derive(serde::Serialize)]
+    struct Row {
+        lambda: f64,
+        deviation: f64,
+        run: u64,
+        before: Vec<i64>,
+    }
+
+    #[test]
+    fn a_column_is_written_one_way_and_parameters_exactly() {
+        let rows = [
+            Row { lambda: 0.999999, deviation: 0.5, run: 4, before: vec![5, 1, 1] },
+            Row { lambda: 0.999999, deviation: 0.1 * 6.0, run: 10, before: vec![-2, 1, 1] },
+            Row { lambda: 0.5, deviation: 4.0 / 7.0, run: 67, before: vec![3, 2, 2] },
+        ];
+        let out = String::from_utf8(Table.serialize(&Report::new("t", &(), &rows))).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "  lambda  deviation  run  before");
+        assert_eq!(lines[2], "0.999999     0.5000    4  5 1 1");
+        assert_eq!(lines[3], "0.999999     0.6000   10  -2 1 1");
+        assert_eq!(lines[4], "     0.5     0.5714   67  3 2 2");
     }
 }
