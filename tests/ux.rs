@@ -17,7 +17,8 @@ use crate::util::lbsim;
 
 const BIN: &str = env!("CARGO_BIN_EXE_lbsim");
 
-/// A run of a second or more on one thread (so the progress bar has time to appear).
+/// A run of a few seconds on one thread (so the progress bar, shown after one second, has time to
+/// appear even on a fast machine).
 const LONG_ENOUGH: &[&str] = &[
     "homo",
     "--loads",
@@ -25,7 +26,7 @@ const LONG_ENOUGH: &[&str] = &[
     "--policies",
     "p2c,jsq",
     "--requests",
-    "1.5e6",
+    "6e6",
     "--seeds",
     "4",
     "--threads",
