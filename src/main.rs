@@ -81,7 +81,7 @@ fn main() -> ExitCode {
         return ExitCode::from(EXIT_IO);
     }
 
-    let report = experiment::run(&cfg, &|| progress.inc());
+    let report = experiment::run(&cfg, &progress);
     progress.finish();
     for warning in &report.warnings {
         say(warning);

@@ -3,6 +3,7 @@
 mod cli;
 mod determinism;
 mod experiments;
+mod honest;
 mod regression;
 mod util;
 mod ux;

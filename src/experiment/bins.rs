@@ -105,7 +105,7 @@ pub fn run(cfg: &BinsConfig, c: &Common, progress: Progress) -> (Report, u64) {
             let mut rng =
                 StreamKey::new(c.seed, "bins").u64(n).u64(u64::from(d)).u64(v as u64).u64(k).rng();
             let m = max_load(n as usize, d, v, &mut rng);
-            progress();
+            progress.done();
             m
         })
         .collect();

@@ -76,6 +76,7 @@ pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Report, u64) {
         let lambda = sc.farm.load;
         let s = &o.summary;
         let fractions: Vec<Vec<f64>> = o.reps.iter().map(RepStats::level_fractions).collect();
+        let mean_theory = fixed_point_mean(lambda, d);
         let mut first = true;
         for i in 1.. {
             let theory = fixed_point(lambda, d, i);
@@ -109,7 +110,7 @@ pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Report, u64) {
                 theory_in_ci,
                 mean: s.mean,
                 mean_ci95: s.mean_ci95,
-                mean_theory: fixed_point_mean(lambda, d),
+                mean_theory,
                 steady: s.steady(),
                 stopped: s.stops,
             });

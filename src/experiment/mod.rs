@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::config::{Common, Config, Experiment, RunConfig};
 use crate::model::{Farm, Information, SimOptions, simulate};
+use crate::output::progress::Reporter;
 use crate::output::table::format_number;
 use crate::output::{Report, RunInfo};
 use crate::policy::{PolicyKind, PolicyParams};
@@ -26,8 +27,8 @@ use crate::rng::StreamKey;
 use crate::stats::{RepStats, Series, Summary, compare};
 use crate::with_policy;
 
-/// Called once per finished replication (from any worker thread).
-pub type Progress<'a> = &'a (dyn Fn() + Sync);
+/// Told of each finished replication and of work added on the way (from any worker thread).
+pub type Progress<'a> = &'a dyn Reporter;
 
 /// Runs the configured experiment.
 pub fn run(cfg: &Config, progress: Progress) -> Report {
@@ -46,18 +47,20 @@ pub fn run(cfg: &Config, progress: Progress) -> Report {
     report
 }
 
-/// The number of replications the configured experiment will run (for progress reporting).
+/// The number of replications the configured experiment will run (for progress reporting), twice
+/// over with `--warmup auto`; rows that `--precision` doubles add theirs as they go.
 pub fn replications(cfg: &Config) -> u64 {
     let seeds = cfg.common.seeds;
-    let scenarios = match &cfg.experiment {
-        Experiment::Bins(b) => bins::cases(b).len(),
-        Experiment::Fixed(f) => f.d.len() * f.lambda.len(),
-        Experiment::Homo(h) => h.loads.len() * h.policies.len(),
-        Experiment::Hetero(h) => h.policies.len(),
-        Experiment::Stale(s) => s.periods.len() * s.policies.len(),
+    let (scenarios, run) = match &cfg.experiment {
+        Experiment::Bins(b) => (bins::cases(b).len(), None),
+        Experiment::Fixed(f) => (f.d.len() * f.lambda.len(), Some(&f.run)),
+        Experiment::Homo(h) => (h.loads.len() * h.policies.len(), Some(&h.run)),
+        Experiment::Hetero(h) => (h.policies.len(), Some(&h.run)),
+        Experiment::Stale(s) => (s.periods.len() * s.policies.len(), Some(&s.run)),
         Experiment::Swrr(_) => return 0,
     };
-    scenarios as u64 * seeds
+    let passes = if run.is_some_and(|r| r.warmup_auto) { 2 } else { 1 };
+    scenarios as u64 * seeds * passes
 }
 
 fn in_pool<T: Send>(c: &Common, f: impl FnOnce() -> T + Send) -> T {
@@ -144,6 +147,7 @@ pub fn run_scenarios(
     let mut events = vec![0u64; n];
     let mut outcomes: Vec<Option<Outcome>> = vec![None; n];
     let mut pending: Vec<usize> = (0..n).collect();
+    let passes = if run.warmup_auto { 2 } else { 1 };
     while !pending.is_empty() {
         if run.warmup_auto {
             for r in &mut runs {
@@ -167,6 +171,7 @@ pub fn run_scenarios(
             {
                 runs[s].requests = runs[s].requests.saturating_mul(2).min(max);
                 next.push(s);
+                progress.more(passes * c.seeds);
             }
             outcomes[s] = Some(Outcome { reps, summary, events: events[s] });
         }
@@ -193,7 +198,7 @@ fn replicate(
         .with_max_len(1)
         .map(|&(s, k)| {
             let r = run_replication(&scenarios[s], &runs[s], c.seed, k);
-            progress();
+            progress.done();
             r
         })
         .collect();

@@ -36,6 +36,33 @@ pub fn progress_bar(total: u64, label: &str) -> ProgressBar {
     bar
 }
 
+/// Hears about the progress of a run, from any worker thread.
+pub trait Reporter: Sync {
+    /// One more replication finished.
+    fn done(&self);
+    /// `n` replications were added to the run (`--precision` doubling a row's requests).
+    fn more(&self, n: u64) {
+        let _ = n;
+    }
+}
+
+/// A closure counts finished replications and ignores added work.
+impl<F: Fn() + Sync> Reporter for F {
+    fn done(&self) {
+        self();
+    }
+}
+
+impl Reporter for Progress {
+    fn done(&self) {
+        self.inc();
+    }
+
+    fn more(&self, n: u64) {
+        self.bar.inc_length(n);
+    }
+}
+
 /// A bar that reveals itself on stderr after [`REVEAL_AFTER`] if the run is still going.
 #[derive(Debug)]
 pub struct Progress {

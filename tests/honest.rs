@@ -1,0 +1,266 @@
+//! Honest numbers: the steady-state verdict, stops, `--warmup auto`, `--precision`,
+//! `--quantiles`, `--baseline`, and the types of `fixed`'s columns.
+
+use lbsim::experiment::{Scenario, run_scenarios};
+use lbsim::model::Farm;
+use lbsim::policy::PolicyKind;
+use lbsim::stats::compare::{paired_ci95, unpaired_ci95};
+
+use crate::util::{common, lbsim, lbsim_ok, run_length};
+
+/// A CSV output as a header and rows of cells.
+struct Csv {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Csv {
+    fn parse(text: &str) -> Csv {
+        let mut lines = text.lines().map(|l| l.split(',').map(str::to_string).collect());
+        Csv { header: lines.next().expect("a header"), rows: lines.collect() }
+    }
+
+    fn col(&self, name: &str) -> usize {
+        self.header.iter().position(|c| c == name).unwrap_or_else(|| panic!("no column {name}"))
+    }
+
+    fn cells(&self, name: &str) -> Vec<&str> {
+        let c = self.col(name);
+        self.rows.iter().map(|r| r[c].as_str()).collect()
+    }
+
+    fn nums(&self, name: &str) -> Vec<f64> {
+        self.cells(name).iter().map(|v| v.parse().unwrap_or(f64::NAN)).collect()
+    }
+}
+
+fn run_csv(args: &[&str]) -> Csv {
+    Csv::parse(&lbsim_ok(&[args, &["--format", "csv", "-q"]].concat()))
+}
+
+#[test]
+fn a_warm_up_far_too_short_is_flagged_in_every_case_that_used_to_mislead() {
+    // M/M/1 at 0.99 relaxes over ~40,000 time units; 110,000 arrivals on 100 servers last ~1,100.
+    let homo = run_csv(&[
+        "homo",
+        "--loads",
+        "0.99",
+        "--policies",
+        "random",
+        "--requests",
+        "1e4",
+        "--seeds",
+        "20",
+    ]);
+    assert_eq!(homo.cells("steady"), ["false"], "mean {:?}", homo.nums("mean"));
+    // The same at 1000 servers in `fixed`: every level row carries the scenario's verdict.
+    let fixed =
+        run_csv(&["fixed", "--lambda", "0.99", "--d", "1", "--requests", "1e6", "--warmup", "1e5"]);
+    assert!(fixed.cells("steady").iter().all(|&s| s == "false"));
+    // hetero from empty: a warm-up effect, not instability; p2c is stable and not steady.
+    let hetero = run_csv(&[
+        "hetero",
+        "--load",
+        "0.95",
+        "--policies",
+        "swrr,p2c,p2c-pewma",
+        "--requests",
+        "1e4",
+        "--warmup",
+        "0",
+    ]);
+    assert_eq!(hetero.cells("steady"), ["false", "false", "false"]);
+    assert_eq!(hetero.cells("stable"), ["true", "true", "true"]);
+}
+
+#[test]
+fn rows_in_steady_state_are_not_flagged() {
+    let homo = run_csv(&["homo", "--loads", "0.9"]);
+    assert_eq!(homo.cells("steady"), ["true"; 6], "{:?}", homo.cells("policy"));
+    let hetero = run_csv(&["hetero", "--policies", "p2c,jsq,p2c-pewma"]);
+    assert_eq!(hetero.cells("steady"), ["true"; 3]);
+    assert_eq!(hetero.cells("stopped"), ["0"; 3]);
+}
+
+#[test]
+fn warmup_auto_reads_the_warm_up_from_the_output() {
+    // Random at 0.95 from empty: the transient lasts ~2e5 arrivals; no warm-up is flagged.
+    let base = ["homo", "--loads", "0.95", "--policies", "random", "--seeds", "10"];
+    let none = run_csv(&[&base[..], &["--warmup", "0"]].concat());
+    assert_eq!(none.cells("steady"), ["false"]);
+    let auto = run_csv(&[&base[..], &["--warmup", "auto"]].concat());
+    assert_eq!(auto.cells("steady"), ["true"]);
+    // M/M/1 says 20; the interval (10 replications of 1e6) is about +-0.6.
+    let (mean, ci) = (auto.nums("mean")[0], auto.nums("mean_ci95")[0]);
+    assert!((mean - 20.0).abs() < 2.0 * ci, "{mean} +- {ci}");
+}
+
+#[test]
+fn precision_doubles_until_the_target_and_threads_do_not_change_the_bytes() {
+    let args = [
+        "homo",
+        "--loads",
+        "0.9",
+        "--policies",
+        "p2c",
+        "--requests",
+        "1e5",
+        "--precision",
+        "0.01",
+        "--format",
+        "csv",
+        "-q",
+    ];
+    let one = lbsim_ok(&[&args[..], &["--threads", "1"]].concat());
+    let two = lbsim_ok(&[&args[..], &["--threads", "2"]].concat());
+    assert_eq!(one, two);
+    let csv = Csv::parse(&one);
+    let (mean, ci) = (csv.nums("mean")[0], csv.nums("mean_ci95")[0]);
+    assert!(ci <= 0.01 * mean, "{ci} > 1% of {mean}");
+    let requests: u64 = csv.cells("requests")[0].parse().unwrap();
+    // 1e5 requests give about +-2.3% here: the row had to double at least once.
+    assert!(requests > 100_000, "{requests}");
+    assert!(
+        requests.is_multiple_of(100_000) && (requests / 100_000).is_power_of_two(),
+        "{requests}"
+    );
+    assert_eq!(csv.cells("steady"), ["true"]);
+}
+
+#[test]
+fn precision_that_cannot_be_met_is_said_on_stderr_and_in_the_row() {
+    let out = lbsim(&[
+        "homo",
+        "--loads",
+        "0.9",
+        "--policies",
+        "random",
+        "--requests",
+        "1e4",
+        "--precision",
+        "0.0001",
+        "--max-requests",
+        "4e4",
+        "-q",
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--precision 0.0001 not met"), "{err}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("40000"), "the row says how far it doubled: {table}");
+    for bad in [
+        &["homo", "--precision", "0.01", "--seeds", "1"][..],
+        &["homo", "--max-requests", "1e7"],
+        &["homo", "--precision", "0"],
+        &["homo", "--quantiles", "100"],
+        &["homo", "--baseline", "jsq", "--policies", "p2c,rr"],
+        &["fixed", "--quantiles", "50"],
+    ] {
+        let out = lbsim(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1, "{bad:?}");
+    }
+}
+
+#[test]
+fn quantile_columns_follow_the_list() {
+    let csv = run_csv(&[
+        "homo",
+        "--loads",
+        "0.9",
+        "--policies",
+        "p2c",
+        "--requests",
+        "1e5",
+        "--quantiles",
+        "50,99,99.9",
+    ]);
+    let tail: Vec<&str> = csv.header.iter().rev().take(2).rev().map(String::as_str).collect();
+    assert_eq!(tail, ["p50", "p99.9"], "p99 is not repeated");
+    let (p50, p99, p999) = (csv.nums("p50")[0], csv.nums("p99")[0], csv.nums("p99.9")[0]);
+    assert!(0.0 < p50 && p50 < p99 && p99 < p999, "{p50} {p99} {p999}");
+}
+
+#[test]
+fn the_queue_guard_is_counted_and_its_queue_shown() {
+    // random on the hetero farm overloads the slow servers; a guard of 50 stops every replication,
+    // here inside the warm-up, where max_queue used to read 0.
+    let csv = run_csv(&[
+        "hetero",
+        "--policies",
+        "random",
+        "--queue-guard",
+        "50",
+        "--warmup",
+        "1e6",
+        "--requests",
+        "10",
+    ]);
+    assert_eq!(csv.cells("stopped"), ["5"]);
+    assert_eq!(csv.cells("stable"), ["false"]);
+    assert!(csv.nums("max_queue")[0] > 50.0, "{:?}", csv.cells("max_queue"));
+}
+
+#[test]
+fn baseline_columns_are_relative_differences_and_the_baseline_is_zero() {
+    let csv = run_csv(&[
+        "homo",
+        "--loads",
+        "0.9",
+        "--policies",
+        "random,p2c",
+        "--requests",
+        "1e5",
+        "--baseline",
+        "random",
+    ]);
+    assert_eq!(csv.nums("mean_vs_base")[0], 0.0);
+    let (mean, base) = (csv.nums("mean")[1], csv.nums("mean")[0]);
+    assert!((csv.nums("mean_vs_base")[1] - (mean / base - 1.0)).abs() < 1e-12);
+    assert!(csv.nums("mean_vs_base")[1] < -0.5, "p2c is far below random at 0.9");
+}
+
+#[test]
+fn paired_intervals_are_narrower_where_replications_share_their_noise() {
+    // Every policy sees the same arrivals and demands, so per-replication values of two policies
+    // are correlated and the pairing removes the shared part. How much depends on the pair. Over
+    // 20 replications (measured): the means of p2c-pewma and p2c correlate at about 0.96 and the
+    // paired interval is about 5x narrower; the p99s of swrr and p2c correlate at only about 0.3
+    // (swrr's tail comes from its own per-server arrival pattern), so pairing narrows that
+    // interval by under 10%, not 3x.
+    let mut rates = vec![0.5; 20];
+    rates.resize(100, 1.0);
+    let farm = Farm { rates, load: 0.8 };
+    let scenarios: Vec<Scenario> = ["p2c", "swrr", "p2c-pewma"]
+        .iter()
+        .map(|p| Scenario::live(farm.clone(), PolicyKind::parse(p).unwrap(), 10.0))
+        .collect();
+    let out = run_scenarios(&scenarios, &run_length(100_000, 1_000_000), &common(20, 1), &|| {});
+    let (p2c, swrr, pewma) = (&out[0].summary, &out[1].summary, &out[2].summary);
+    let mean_paired = paired_ci95(&pewma.rep_means, &p2c.rep_means).unwrap();
+    let mean_unpaired = unpaired_ci95(&pewma.rep_means, &p2c.rep_means).unwrap();
+    assert!(mean_unpaired > 3.0 * mean_paired, "{mean_unpaired} vs {mean_paired}");
+    let p99_paired = paired_ci95(&swrr.rep_p99s, &p2c.rep_p99s).unwrap();
+    let p99_unpaired = unpaired_ci95(&swrr.rep_p99s, &p2c.rep_p99s).unwrap();
+    assert!(p99_paired < p99_unpaired, "{p99_paired} vs {p99_unpaired}");
+}
+
+#[test]
+fn every_fixed_column_holds_one_type_and_rare_levels_say_so() {
+    let csv = run_csv(&["fixed", "--d", "2", "--requests", "2e5", "--warmup", "2e4"]);
+    assert!(csv.cells("i").iter().all(|i| i.parse::<u32>().is_ok()), "{:?}", csv.cells("i"));
+    for c in ["sim", "theory", "mean", "mean_theory"] {
+        assert!(csv.nums(c).iter().all(|x| x.is_finite()), "{c}");
+    }
+    for c in ["theory_in_ci", "steady"] {
+        assert!(csv.cells(c).iter().all(|b| *b == "true" || *b == "false"), "{c}");
+    }
+    // The deepest levels of d = 2 at 0.9 (s_6 ~ 1e-3, s_7 ~ 1e-6) are not reached in every
+    // replication of so short a run: no interval, rather than a zero-width one.
+    let reached = csv.nums("reached");
+    let ci = csv.cells("sim_ci95");
+    assert!(reached.iter().any(|&r| r < 3.0));
+    for (r, c) in reached.iter().zip(&ci) {
+        assert_eq!(*r < 3.0, c.is_empty(), "reached {r}, ci '{c}'");
+    }
+}
