@@ -1,7 +1,7 @@
 //! Throughput of the simulation engine, single-threaded, against a single-purpose baseline.
 //!
-//! Run with `cargo bench --bench throughput`; add `-- --quick` for shorter runs, and `-- throughput`
-//! or `-- scaling` for one section only. Method:
+//! Run with `cargo bench --bench throughput`; add `-- --quick` for shorter runs, and `-- throughput`,
+//! `-- scaling` or `-- reading` for one section only. Method:
 //!
 //! - **Events per second.** One replication of `homo` (n = 100 rate-1 servers, load 0.9,
 //!   100,000 warm-up and 1,500,000 measured requests) is timed per policy through the public API
@@ -15,6 +15,9 @@
 //!   the same number of measured requests, the same p99 and the same mean (up to summation order).
 //! - **Scaling in n.** Nanoseconds per event at n = 100, 1,000, 10,000 and 100,000 for every policy
 //!   (load 0.9; the warm-up is scaled with n so that the farm is in steady state).
+//! - **Reading.** What reading a replication costs next to simulating it: its p99 interpolated
+//!   inside the histogram bucket (what lbsim reports) and as the bucket's edge (hdrhistogram's
+//!   own reading), and MSER-5 on its series (the steady-state verdict).
 //!
 //! Times are the benchmark thread's CPU time where Linux reports it (`/proc/thread-self/schedstat`),
 //! else wall time: on a shared machine CPU time leaves out the waits for a core, though not the
@@ -187,6 +190,42 @@ fn scaling(s: &Settings) {
     println!("(ratio: ns/event at n = 10,000 over n = 100)");
 }
 
+/// What reading the results costs next to simulating them: one p2c replication, then its p99 read
+/// by interpolation inside the bucket and as the bucket's edge, and MSER-5 on its series.
+fn reading(s: &Settings) {
+    let n = 100;
+    let run = run_config(n, s.requests);
+    let sc = scenario("p2c", n);
+    let (sim, rep) = timed(|| run_replication(&sc, &run, SEED, 0));
+    // Wall time: the thread's CPU time is only brought up to date at scheduling events, too
+    // coarse for calls of microseconds. The median of 15 rounds of 200 calls.
+    const CALLS: u32 = 200;
+    let per_call = |f: &dyn Fn() -> f64| {
+        let rounds: Vec<f64> = (0..15)
+            .map(|_| {
+                let start = Instant::now();
+                black_box((0..CALLS).map(|_| black_box(f())).sum::<f64>());
+                start.elapsed().as_secs_f64() / f64::from(CALLS)
+            })
+            .collect();
+        median(&rounds)
+    };
+    let interpolated = per_call(&|| rep.hist.quantile(black_box(0.99)));
+    let edge = per_call(&|| rep.hist.bucket_edge_quantile(black_box(0.99)));
+    let mser = per_call(&|| rep.series.mser5().map_or(0.0, |t| t.arrivals as f64));
+    println!(
+        "
+reading one replication (p2c, n = {n}, {} requests, {:.3} s to simulate)",
+        run.requests, sim
+    );
+    println!("{:<22} {:>12} {:>16}", "", "seconds", "x simulation");
+    for (name, secs) in
+        [("p99, interpolated", interpolated), ("p99, bucket edge", edge), ("MSER-5", mser)]
+    {
+        println!("{name:<22} {secs:>12.3e} {:>16.2e}", secs / sim);
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -195,7 +234,7 @@ fn main() {
     } else {
         Settings { runs: 7, requests: 1_500_000, scale_requests: 1_000_000 }
     };
-    // Sections to run (default: all): `throughput`, `scaling`.
+    // Sections to run (default: all): `throughput`, `scaling`, `reading`.
     let sections: Vec<&str> =
         args.iter().map(String::as_str).filter(|a| !a.starts_with('-')).collect();
     let wanted = |name| sections.is_empty() || sections.contains(&name);
@@ -207,5 +246,8 @@ fn main() {
     }
     if wanted("scaling") {
         scaling(&s);
+    }
+    if wanted("reading") {
+        reading(&s);
     }
 }
