@@ -11,7 +11,9 @@ use lbsim::cli::Cli;
 use lbsim::config::{Config, Experiment};
 use lbsim::experiment;
 use lbsim::output::Format;
+use lbsim::output::progress::Reporter;
 use proptest::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::util::lbsim;
 
@@ -708,7 +710,8 @@ fn too_many_threads_are_lowered_with_a_warning_and_change_nothing() {
 // Hostile command lines
 
 const GLOBAL: &[&str] = &["--seeds", "--seed", "--threads", "--format"];
-const RUN: &[&str] = &["--requests", "--warmup", "--queue-guard"];
+const RUN: &[&str] =
+    &["--requests", "--warmup", "--queue-guard", "--precision", "--max-requests", "--quantiles"];
 
 /// The commands and their own options.
 fn commands() -> Vec<(&'static str, Vec<&'static str>)> {
@@ -716,7 +719,7 @@ fn commands() -> Vec<(&'static str, Vec<&'static str>)> {
     vec![
         ("bins", vec!["--n", "--d", "--variants"]),
         ("fixed", with_run(&["--n", "--lambda", "--d"])),
-        ("homo", with_run(&["--servers", "--loads", "--policies", "--tau"])),
+        ("homo", with_run(&["--servers", "--loads", "--policies", "--tau", "--baseline"])),
         (
             "hetero",
             with_run(&[
@@ -727,9 +730,10 @@ fn commands() -> Vec<(&'static str, Vec<&'static str>)> {
                 "--load",
                 "--policies",
                 "--tau",
+                "--baseline",
             ]),
         ),
-        ("stale", with_run(&["--servers", "--load", "--periods", "--policies"])),
+        ("stale", with_run(&["--servers", "--load", "--periods", "--policies", "--baseline"])),
         ("swrr", vec!["--trace", "--weights"]),
     ]
 }
@@ -790,6 +794,11 @@ const NASTY: &[&str] = &[
     "--",
     "-",
     "-q",
+    "auto",
+    "0.01",
+    "50,99.9",
+    "99",
+    "100",
 ];
 
 /// One hostile command line: a command, some of its options (and global ones) with nasty values.
@@ -854,6 +863,10 @@ fn plausible(opt: &str) -> &'static str {
         "--variants" => "left",
         "--periods" => "0,1",
         "--trace" | "--weights" => "5,1,1",
+        "--precision" => "0.1",
+        "--max-requests" => "1000",
+        "--quantiles" => "50,99.9",
+        "--baseline" => "p2c",
         _ => "1",
     }
 }
@@ -862,7 +875,12 @@ fn plausible(opt: &str) -> &'static str {
 fn cost(cfg: &Config) -> f64 {
     let seeds = cfg.common.seeds as f64;
     let threads = cfg.common.threads.unwrap_or(1) as f64;
-    let arrivals = |r: &lbsim::config::RunConfig| (r.warmup + r.requests) as f64;
+    // --precision may double up to --max-requests, each doubling a run from scratch (twice the
+    // largest run in all); --warmup auto adds a pilot of the same length.
+    let arrivals = |r: &lbsim::config::RunConfig| {
+        let doubling = if r.precision.is_some() { 2.0 } else { 1.0 };
+        r.most_arrivals() as f64 * doubling
+    };
     let farm = |servers: usize| if servers > 10_000 { f64::INFINITY } else { servers as f64 };
     let work = match &cfg.experiment {
         Experiment::Bins(b) => b.n.iter().map(|&n| n as f64).sum::<f64>() * b.d.len() as f64 * 2.0,
@@ -891,6 +909,23 @@ fn cost(cfg: &Config) -> f64 {
     work * seeds + threads * 1e4
 }
 
+/// Counts what a run reports.
+#[derive(Default)]
+struct Count {
+    done: AtomicU64,
+    more: AtomicU64,
+}
+
+impl Reporter for Count {
+    fn done(&self) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn more(&self, n: u64) {
+        self.more.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
 /// Parses and validates in-process, as the binary does; runs the command when cheap. Returns the
 /// exit status the binary must give.
 fn in_process(args: &[String]) -> i32 {
@@ -915,11 +950,11 @@ fn in_process(args: &[String]) -> i32 {
         }
     };
     if cost(&cfg) <= 1e6 {
-        let done = std::sync::atomic::AtomicU64::new(0);
-        let report = experiment::run(&cfg, &|| {
-            done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        });
-        assert_eq!(done.into_inner(), experiment::replications(&cfg), "{args:?}");
+        let count = Count::default();
+        let report = experiment::run(&cfg, &count);
+        // Every replication announced up front or added on the way (--precision) is reported done.
+        let (done, more) = (count.done.into_inner(), count.more.into_inner());
+        assert_eq!(done, experiment::replications(&cfg) + more, "{args:?}");
         for format in [Format::Table, Format::Csv, Format::Json] {
             assert!(!format.exporter().serialize(&report).is_empty());
         }

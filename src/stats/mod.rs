@@ -45,9 +45,16 @@ pub enum Steadiness {
         /// Arrivals per replication, warm-up included.
         arrivals: u64,
     },
-    /// Too few arrivals to judge (MSER-5 needs [`series::MIN_BATCHES`] batches of five).
+    /// Too few arrivals to judge: MSER-5 needs [`series::MIN_BATCHES`] batches of five, and a
+    /// farm whose servers saw fewer than [`MIN_ARRIVALS_PER_SERVER`] arrivals each has not begun
+    /// to fill (its transient is longer than the run, so the series shows no trend to read).
     TooShort,
 }
+
+/// Fewest arrivals per server (warm-up included) a replication needs before its series can show
+/// a steady state: at 330 arrivals on 1,000 servers the series is flat only because almost every
+/// request still finds an idle server.
+pub const MIN_ARRIVALS_PER_SERVER: u64 = 50;
 
 impl Steadiness {
     /// The verdict for replications `reps` whose mean has the 95% half-width `ci95`: MSER-5 on
@@ -65,7 +72,9 @@ impl Steadiness {
         let used: Vec<&RepStats> =
             if complete.is_empty() { reps.iter().collect() } else { complete };
         let avg = Series::average(used.iter().map(|r| &r.series));
-        let Some(t) = avg.mser5() else {
+        let servers = used.first().map_or(0, |r| r.picks.len() as u64);
+        let arrivals = avg.means.len() as u64 * avg.cell;
+        let Some(t) = avg.mser5().filter(|_| arrivals >= MIN_ARRIVALS_PER_SERVER * servers) else {
             return Steadiness::TooShort;
         };
         let warmup = used.iter().map(|r| r.warmup).sum::<u64>() / used.len().max(1) as u64;
@@ -105,7 +114,9 @@ impl Steadiness {
                 "not steady: still trending after {} arrivals; lengthen the run",
                 count(arrivals)
             )),
-            Steadiness::TooShort => Some("not steady: too few arrivals to judge".into()),
+            Steadiness::TooShort => Some(format!(
+                "not steady: too few arrivals to judge (at least {MIN_ARRIVALS_PER_SERVER} per server)"
+            )),
         }
     }
 }
