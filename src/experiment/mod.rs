@@ -338,7 +338,7 @@ pub(crate) fn steadiness_mark(s: &Summary, run: &RunConfig) -> Option<String> {
     }
     run.precision.filter(|&r| !meets(s, r)).map(|r| {
         format!(
-            "--precision {r} not met at --max-requests (mean_ci95 = {:.2} % of mean)",
+            "--precision {r} not met at --max-requests (mean_ci95 is {:.2}% of the mean)",
             100.0 * s.mean_ci95.unwrap_or(f64::NAN) / s.mean
         )
     })
@@ -362,7 +362,7 @@ pub(crate) fn stop_warnings(
                     "--precision {r} not met with {} requests (--max-requests): {}",
                     s.requests,
                     s.steadiness.message().unwrap_or_else(|| format!(
-                        "mean_ci95 is {:.3} % of the mean",
+                        "mean_ci95 is {:.2}% of the mean",
                         100.0 * s.mean_ci95.unwrap_or(f64::NAN) / s.mean
                     ))
                 ))
