@@ -61,7 +61,7 @@ fn thread_cpu_seconds() -> Option<f64> {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
     let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0;
-    ok.then(|| ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+    ok.then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
 }
 
 /// Runs `f` and returns its seconds (CPU time of this thread if known, else wall) and its result.
