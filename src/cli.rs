@@ -128,6 +128,35 @@ pub enum Command {
     /// Smooth weighted round robin: one-cycle trace, and smoothness against the expanded list
     #[command(after_help = SWRR_EXAMPLES)]
     Swrr(SwrrArgs),
+    /// A scenario file: your farm, arrivals, service and policies, swept over any keys
+    #[command(after_help = RUN_EXAMPLES)]
+    Run(ScenarioArgs),
+}
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  lbsim run examples/scenarios/hetero.toml          the article's hetero farm from a file
+  lbsim run my.toml --set arrivals.load=0.95 --policies p2c,jsq
+  lbsim run my.toml --print                         the file as lbsim reads it, defaults filled in
+  lbsim homo --loads 0.9 --print-scenario > homo.toml   a command as a scenario file";
+
+/// `lbsim run`
+#[derive(Debug, Args)]
+pub struct ScenarioArgs {
+    /// The scenario file (TOML); every key has a default, see README's "Your own scenario"
+    pub file: PathBuf,
+    /// Override a key by its dotted path, e.g. --set arrivals.load=0.95 (repeatable; the value is
+    /// read as TOML, or as a string when it is not) [default: none]
+    #[arg(long = "set", value_name = "KEY=VALUE", allow_hyphen_values = true)]
+    pub set: Vec<String>,
+    /// Policies to compare instead of the file's, comma-separated: NAME or NAME:key=value
+    /// (e.g. p2c,p2c-pewma:tau=5) [default: the file's `policies`]
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST")]
+    pub policies: Option<String>,
+    /// Print the scenario as lbsim reads it (canonical TOML, defaults filled in, overrides
+    /// applied) instead of running it [default: run it]
+    #[arg(long)]
+    pub print: bool,
 }
 
 /// Warm-up and measured arrivals, the runaway guard, and how results are read.
@@ -240,6 +269,10 @@ pub struct HomoArgs {
     /// Peak-EWMA decay time constant, > 0, in mean service times (p2c-pewma only)
     #[arg(long, allow_hyphen_values = true, value_name = "T", default_value = "10")]
     pub tau: String,
+    /// Print this run as a scenario file for `lbsim run` (which then gives the same numbers)
+    /// instead of running it [default: run it]
+    #[arg(long)]
+    pub print_scenario: bool,
     /// Comparison with a baseline policy.
     #[command(flatten)]
     pub baseline: BaselineArgs,
@@ -279,6 +312,10 @@ pub struct HeteroArgs {
     /// Peak-EWMA decay time constant, > 0, in mean service times of a rate-1 server
     #[arg(long, allow_hyphen_values = true, value_name = "T", default_value = "10")]
     pub tau: String,
+    /// Print this run as a scenario file for `lbsim run` (which then gives the same numbers)
+    /// instead of running it [default: run it]
+    #[arg(long)]
+    pub print_scenario: bool,
     /// Comparison with a baseline policy.
     #[command(flatten)]
     pub baseline: BaselineArgs,
@@ -319,6 +356,10 @@ pub struct StaleArgs {
     /// [default: no figure]
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Print this run as a scenario file for `lbsim run` (which then gives the same numbers)
+    /// instead of running it [default: run it]
+    #[arg(long)]
+    pub print_scenario: bool,
     /// Comparison with a baseline policy.
     #[command(flatten)]
     pub baseline: BaselineArgs,

@@ -507,6 +507,10 @@ pub enum Experiment {
     Stale(StaleConfig),
     /// `swrr`
     Swrr(SwrrConfig),
+    /// `run FILE.toml`
+    Run(crate::experiment::run::RunScenario),
+    /// A scenario file to print (`run --print`, `--print-scenario`): the output is this text.
+    Print(String),
 }
 
 /// Everything a run needs.
@@ -623,6 +627,201 @@ fn policies(option: &str, s: &str, allowed: &[&str]) -> Result<Vec<PolicyKind>, 
         }
         Ok(kind)
     })
+}
+
+/// The policies of a scenario file: `NAME` or `NAME:key=value,...` (`p2c-pewma:tau=5`).
+fn scenario_policies(
+    key: &str,
+    list: &[String],
+    board: bool,
+) -> Result<Vec<crate::experiment::run::PolicySpec>, String> {
+    use crate::experiment::run::{DEFAULT_TAU, PolicySpec};
+    let mut out: Vec<PolicySpec> = Vec::new();
+    for label in list {
+        let (name, params) = label.split_once(':').unwrap_or((label.as_str(), ""));
+        let kind = PolicyKind::parse(name.trim()).ok_or_else(|| {
+            format!("{key}: unknown policy '{name}'; valid policies: {POLICY_NAMES}")
+        })?;
+        let allowed = if board { STALE_POLICIES } else { FARM_POLICIES };
+        let base = match kind {
+            PolicyKind::PnC(d) if d > limits::CHOICES => {
+                return Err(format!("{key}: '{name}': pNc takes 2 <= N <= {}", limits::CHOICES));
+            }
+            PolicyKind::PnC(_) => "pNc".to_string(),
+            k => k.name(),
+        };
+        if !allowed.contains(&base.as_str()) {
+            let info = if board { "a board (info.kind = \"board\")" } else { "live information" };
+            return Err(format!(
+                "{key}: '{name}' is not available with {info}; valid: {}",
+                allowed.join(", ")
+            ));
+        }
+        let mut tau = DEFAULT_TAU;
+        for param in params.split(',').filter(|p| !p.trim().is_empty()) {
+            match param.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
+                Some(("tau", v)) if kind == PolicyKind::P2cPewma => {
+                    tau = v
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|t| t.is_finite() && *t > 0.0)
+                        .ok_or_else(|| format!("{key}: '{label}': tau must be a number > 0"))?;
+                }
+                _ => {
+                    return Err(format!(
+                        "{key}: '{label}': unknown parameter '{param}' for {name}"
+                    ));
+                }
+            }
+        }
+        if out.iter().any(|p| p.label == *label) {
+            return Err(format!("{key}: '{label}' is listed twice"));
+        }
+        out.push(PolicySpec { label: label.clone(), kind, tau });
+    }
+    Ok(out)
+}
+
+/// Splits `--policies` for `run`: commas separate policies, except inside a policy's parameters
+/// (`a:x=1,y=2,b` is `a:x=1,y=2` and `b`).
+fn split_policies(s: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for part in s.split(',') {
+        match out.last_mut() {
+            Some(last) if last.contains(':') && part.contains('=') && !part.contains(':') => {
+                last.push(',');
+                last.push_str(part);
+            }
+            _ => out.push(part.trim().to_string()),
+        }
+    }
+    out
+}
+
+/// `lbsim run`: reads the file, applies `--set` and `--policies`, and resolves every sweep point.
+fn run_scenario(
+    a: &cli::ScenarioArgs,
+    common: &mut Common,
+    seeds_given: bool,
+    seed_given: bool,
+) -> Result<Experiment, UsageError> {
+    use crate::experiment::run::{Point, RunScenario, run_config};
+    use crate::scenario::Source;
+    let mut source = Source::read(&a.file).map_err(|e| UsageError(e.0))?;
+    for assignment in &a.set {
+        source.set(assignment).map_err(|e| UsageError(e.0))?;
+    }
+    if let Some(list) = &a.policies {
+        let parts = split_policies(list);
+        if parts.iter().any(String::is_empty) {
+            return Err(UsageError(format!("--policies has an empty item in '{}'", shown(list))));
+        }
+        let value = toml::Value::Array(parts.into_iter().map(toml::Value::String).collect());
+        source.table.insert("policies".into(), value);
+    }
+    let points = source.points().map_err(|e| UsageError(e.0))?;
+    let first = points[0].1.clone();
+    if a.print {
+        let base = source
+            .spec_of(&source.table)
+            .map_err(|e| UsageError(format!("{}: {e}", source.file)))?;
+        return Ok(Experiment::Print(base.to_toml()));
+    }
+    if !seeds_given {
+        common.seeds = first.run.seeds.0;
+    }
+    if !seed_given {
+        common.seed = first.run.seed.0;
+    }
+    let mut resolved = Vec::new();
+    for (keys, spec) in points {
+        let board = spec.info.kind == "board";
+        let policies = scenario_policies("policies", &spec.policies, board)
+            .map_err(|e| UsageError(format!("{}: {e}", source.file)))?;
+        let servers = spec.rates().len();
+        for p in &policies {
+            if servers < p.kind.min_servers() {
+                return Err(UsageError(format!(
+                    "{}: policy {} needs at least {} servers, but farm.groups gives {servers}",
+                    source.file,
+                    p.label,
+                    p.kind.min_servers()
+                )));
+            }
+        }
+        check_swrr(&policies.iter().map(|p| p.kind).collect::<Vec<_>>(), &spec.rates())?;
+        let run = run_config(&spec);
+        let capacity: f64 = spec.rates().iter().sum();
+        let fastest = spec.rates().iter().copied().fold(0.0, f64::max);
+        check_horizon(&run, spec.load() * capacity, fastest)?;
+        resolved.push(Point { keys, spec, policies, run });
+    }
+    let scenarios: usize = resolved.iter().map(|p| p.policies.len()).sum();
+    let servers = resolved.iter().map(|p| p.spec.rates().len()).max().unwrap_or(0);
+    check_run_size(common.seeds, scenarios, common.threads, servers, "farm.groups")?;
+    Ok(Experiment::Run(RunScenario {
+        file: source.file.clone(),
+        name: first.name.clone(),
+        sweep: resolved[0].keys.iter().map(|(k, _)| k.clone()).collect(),
+        points: resolved,
+    }))
+}
+
+/// `--print-scenario`: the scenario file that `lbsim run` turns into this command's numbers.
+/// `groups` are the farm's; a board `period` (0 = live) makes the information a board; `sweep` is
+/// a key and its values, written when there is more than one.
+#[allow(clippy::too_many_arguments)]
+fn print_scenario(
+    name: &str,
+    groups: Vec<crate::scenario::Group>,
+    policies: &[PolicyKind],
+    tau: f64,
+    run: &RunConfig,
+    common: &Common,
+    (load, period): (f64, Option<f64>),
+    sweep: Option<(&str, &[f64])>,
+) -> Result<Experiment, UsageError> {
+    use crate::scenario::{Count, Spec, Warmup};
+    if run.precision.is_some() || !run.quantiles.is_empty() {
+        return Err(UsageError(
+            "--print-scenario writes the workload and run length; --precision and --quantiles are not part of a scenario file".into(),
+        ));
+    }
+    let mut spec = Spec { name: name.into(), ..Spec::default() };
+    spec.policies = policies
+        .iter()
+        .map(|p| match p {
+            PolicyKind::P2cPewma if tau != crate::experiment::run::DEFAULT_TAU => {
+                format!("p2c-pewma:tau={tau}")
+            }
+            p => p.name(),
+        })
+        .collect();
+    spec.farm.groups = groups;
+    spec.arrivals.load = Some(load);
+    if let Some(period) = period {
+        spec.info.kind = "board".into();
+        spec.info.period = Some(period);
+    }
+    if let Some((key, values)) = sweep.filter(|(_, v)| v.len() > 1) {
+        let list = values.iter().map(|&v| toml::Value::Float(v)).collect();
+        spec.sweep.insert(key.into(), toml::Value::Array(list));
+    }
+    spec.run.requests = Count(run.requests);
+    spec.run.warmup = if run.warmup_auto {
+        Warmup::Auto("auto".into())
+    } else {
+        Warmup::Arrivals(Count(run.warmup))
+    };
+    spec.run.seeds = Count(common.seeds);
+    spec.run.seed = Count(common.seed);
+    spec.run.queue_guard = Count(u64::from(run.queue_guard));
+    Ok(Experiment::Print(spec.to_toml()))
+}
+
+/// One group of `count` servers of rate `rate`, or none when `count` is 0.
+fn group(name: &str, count: usize, rate: f64) -> Option<crate::scenario::Group> {
+    (count > 0).then(|| crate::scenario::Group { name: name.into(), count: count as u64, rate })
 }
 
 /// `--baseline`: one of the command's policies.
@@ -773,12 +972,13 @@ impl Config {
                 return Err(UsageError("--plot and --out name the same file".into()));
             }
         }
-        let common = Common { seeds, seed, format: g.format, threads, out, plot };
+        let mut common = Common { seeds, seed, format: g.format, threads, out, plot };
         let servers = |opt: &str, s: &str, min: u64| -> Result<usize, UsageError> {
             Ok(parse_count(opt, s, min, limits::SERVERS)? as usize)
         };
 
         let experiment = match &cli.command {
+            Command::Run(a) => run_scenario(a, &mut common, g.seeds.is_some(), g.seed.is_some())?,
             Command::Bins(a) => {
                 let n = parse_list("--n", &a.n, |s| parse_count("--n", s, 1, limits::BINS))?;
                 let d = parse_list("--d", &a.d, |s| Ok(parse_count("--d", s, 1, 64)? as u32))?;
@@ -853,6 +1053,18 @@ impl Config {
                 let lowest = loads.iter().copied().fold(1.0, f64::min);
                 check_horizon(&run, lowest * servers as f64, 1.0)?;
                 let baseline = baseline(&a.baseline, &policies)?;
+                if a.print_scenario {
+                    let groups = group("servers", servers, 1.0).into_iter().collect();
+                    let sweep = Some(("arrivals.load", &loads[..]));
+                    let first = (loads[0], None);
+                    return Ok(Config {
+                        experiment: print_scenario(
+                            "homo", groups, &policies, tau, &run, &common, first, sweep,
+                        )?,
+                        common,
+                        warnings,
+                    });
+                }
                 Experiment::Homo(HomoConfig { servers, loads, policies, tau, baseline, run })
             }
             Command::Hetero(a) => {
@@ -893,6 +1105,24 @@ impl Config {
                     run,
                 };
                 check_swrr(&cfg.policies, &cfg.rates())?;
+                if a.print_scenario {
+                    let groups = [group("slow", slow, slow_rate), group("fast", fast, fast_rate)];
+                    let (first, tau) = ((cfg.load, None), cfg.tau);
+                    return Ok(Config {
+                        experiment: print_scenario(
+                            "hetero",
+                            groups.into_iter().flatten().collect(),
+                            &cfg.policies,
+                            tau,
+                            &cfg.run,
+                            &common,
+                            first,
+                            None,
+                        )?,
+                        common,
+                        warnings,
+                    });
+                }
                 Experiment::Hetero(cfg)
             }
             Command::Stale(a) => {
@@ -926,6 +1156,21 @@ impl Config {
                     )));
                 }
                 let baseline = baseline(&a.baseline, &policies)?;
+                if a.print_scenario {
+                    let groups = group("servers", servers, 1.0).into_iter().collect();
+                    let sweep = Some(("info.period", &periods[..]));
+                    let ex = print_scenario(
+                        "stale",
+                        groups,
+                        &policies,
+                        crate::experiment::run::DEFAULT_TAU,
+                        &run,
+                        &common,
+                        (load, Some(periods[0])),
+                        sweep,
+                    )?;
+                    return Ok(Config { experiment: ex, common, warnings });
+                }
                 Experiment::Stale(StaleConfig { servers, load, periods, policies, baseline, run })
             }
             Command::Swrr(a) => {

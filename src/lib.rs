@@ -7,6 +7,7 @@
 //! - [`model`]: the supermarket model (Poisson arrivals, FIFO servers) and what policies see;
 //! - [`policy`]: the load-balancing policies behind one small trait;
 //! - [`experiment`]: one module per command, running replications in parallel;
+//! - [`scenario`]: scenario files (TOML) for `lbsim run`, with overrides and sweeps;
 //! - [`stats`]: mergeable per-replication statistics and their summaries;
 //! - [`output`]: table, CSV and JSON from the same rows;
 //! - [`theory`]: the closed forms results are checked against.
@@ -25,5 +26,6 @@ pub mod output;
 pub mod policy;
 pub mod reproduce;
 pub mod rng;
+pub mod scenario;
 pub mod stats;
 pub mod theory;

@@ -86,7 +86,11 @@ fn main() -> ExitCode {
     for warning in &report.warnings {
         say(warning);
     }
-    let mut outputs = vec![("output", out, cfg.common.format.exporter().serialize(&report))];
+    let bytes = match &report.text {
+        Some(text) => text.clone().into_bytes(),
+        None => cfg.common.format.exporter().serialize(&report),
+    };
+    let mut outputs = vec![("output", out, bytes)];
     if let Some(plot) = plot {
         let svg = lbsim::output::plot::svg(&report).unwrap_or_default();
         outputs.push(("figure", plot, svg.into_bytes()));
@@ -193,5 +197,6 @@ fn command_name(c: &Command) -> &'static str {
         Command::Hetero(_) => "hetero",
         Command::Stale(_) => "stale",
         Command::Swrr(_) => "swrr",
+        Command::Run(_) => "run",
     }
 }

@@ -5,6 +5,7 @@ mod determinism;
 mod experiments;
 mod honest;
 mod regression;
+mod scenario;
 mod util;
 mod ux;
 mod validation;

@@ -165,7 +165,8 @@ fn every_option_states_its_default_and_every_command_ends_with_examples() {
     let no_default = ["help", "version", "quiet", "trace"];
     for sub in cli.get_subcommands().filter(|s| s.get_name() != "help") {
         let name = sub.get_name();
-        for arg in sub.get_arguments() {
+        // A required positional argument (run's FILE) has no default to state.
+        for arg in sub.get_arguments().filter(|a| !a.is_positional()) {
             let id = arg.get_id().as_str();
             if no_default.contains(&id) {
                 continue;
@@ -905,6 +906,12 @@ fn cost(cfg: &Config) -> f64 {
             let sets = s.trace.iter().chain(&s.sets);
             sets.map(|w| w.iter().sum::<u64>() as f64 * w.len() as f64).sum::<f64>() * 10.0
         }
+        Experiment::Run(r) => r
+            .points
+            .iter()
+            .map(|p| arrivals(&p.run) * p.policies.len() as f64 * 2.0 + farm(p.spec.rates().len()))
+            .sum(),
+        Experiment::Print(_) => 0.0,
     };
     work * seeds + threads * 1e4
 }

@@ -9,6 +9,7 @@ pub mod bins;
 pub mod fixed;
 pub mod hetero;
 pub mod homo;
+pub mod run;
 pub mod stale;
 pub mod swrr;
 
@@ -41,6 +42,12 @@ pub fn run(cfg: &Config, progress: Progress) -> Report {
         Experiment::Hetero(h) => hetero::run(h, c, progress),
         Experiment::Stale(s) => stale::run(s, c, progress),
         Experiment::Swrr(s) => swrr::run(s),
+        Experiment::Run(r) => run::run(r, c, progress),
+        Experiment::Print(text) => {
+            let mut report = Report::new("print", &(), &[] as &[()]);
+            report.text = Some(text.clone());
+            (report, 0)
+        }
     });
     let wall = start.elapsed().as_secs_f64();
     report.run = RunInfo { wall_seconds: wall, events, events_per_second: events as f64 / wall };
@@ -57,7 +64,12 @@ pub fn replications(cfg: &Config) -> u64 {
         Experiment::Homo(h) => (h.loads.len() * h.policies.len(), Some(&h.run)),
         Experiment::Hetero(h) => (h.policies.len(), Some(&h.run)),
         Experiment::Stale(s) => (s.periods.len() * s.policies.len(), Some(&s.run)),
-        Experiment::Swrr(_) => return 0,
+        Experiment::Swrr(_) | Experiment::Print(_) => return 0,
+        Experiment::Run(r) => {
+            let passes = |p: &run::Point| if p.run.warmup_auto { 2 } else { 1 };
+            return r.points.iter().map(|p| p.policies.len() as u64 * passes(p)).sum::<u64>()
+                * seeds;
+        }
     };
     let passes = if run.is_some_and(|r| r.warmup_auto) { 2 } else { 1 };
     scenarios as u64 * seeds * passes

@@ -50,6 +50,9 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// Timing.
     pub run: RunInfo,
+    /// When set, the output is this text whatever the format (a scenario file printed by
+    /// `run --print` or `--print-scenario`).
+    pub text: Option<String>,
 }
 
 impl Report {
@@ -78,6 +81,7 @@ impl Report {
             notes: Vec::new(),
             warnings: Vec::new(),
             run: RunInfo::default(),
+            text: None,
         }
     }
 }

@@ -1,0 +1,156 @@
+//! `lbsim run FILE.toml`: the policies of a scenario file at every point of its sweep.
+//!
+//! Plan: each sweep point ([`crate::scenario`]) is a workload; each policy on it is a row. A point
+//! resolves into the same [`Scenario`] values the built-in commands run, so a file written by a
+//! command's `--print-scenario` gives that command's numbers to the bit: the random streams are
+//! keyed by the workload (rates, load), the seed and the replication, as everywhere.
+
+use serde_json::{Map, Value};
+
+use super::{
+    Outcome, Progress, STEADY_NOTE, Scenario, run_scenarios, steadiness_mark, stop_warnings,
+};
+use crate::config::{Common, RunConfig};
+use crate::model::{Farm, Information};
+use crate::output::Report;
+use crate::policy::PolicyKind;
+use crate::scenario::{Spec, Warmup};
+
+/// Peak-EWMA decay constant when a policy does not give `tau`.
+pub const DEFAULT_TAU: f64 = 10.0;
+
+/// A policy of a scenario file: its name as written, the kind and its parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicySpec {
+    /// As written (`p2c-pewma:tau=5`): the `policy` column.
+    pub label: String,
+    /// The policy.
+    pub kind: PolicyKind,
+    /// Peak-EWMA decay constant.
+    pub tau: f64,
+}
+
+/// One point of the sweep, ready to run.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// The swept keys and their values at this point (the first columns of its rows).
+    pub keys: Vec<(String, toml::Value)>,
+    /// The resolved file.
+    pub spec: Spec,
+    /// Its policies.
+    pub policies: Vec<PolicySpec>,
+    /// Its run length.
+    pub run: RunConfig,
+}
+
+/// `lbsim run`, validated.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunScenario {
+    /// The scenario file.
+    pub file: String,
+    /// The scenario's name.
+    pub name: String,
+    /// The swept keys, in column order.
+    pub sweep: Vec<String>,
+    /// The points.
+    #[serde(skip)]
+    pub points: Vec<Point>,
+}
+
+impl Point {
+    /// The runnable scenarios of this point, one per policy.
+    pub fn scenarios(&self) -> Vec<Scenario> {
+        let farm = Farm { rates: self.spec.rates(), load: self.spec.load() };
+        self.policies
+            .iter()
+            .map(|p| Scenario {
+                farm: farm.clone(),
+                policy: p.kind,
+                info: match self.spec.info.kind.as_str() {
+                    "board" => {
+                        let period = self.spec.info.period.unwrap_or(0.0);
+                        let local = self.spec.info.local || p.kind == PolicyKind::JsqLocal;
+                        if period == 0.0 {
+                            Information::Live
+                        } else {
+                            Information::Board { period, local }
+                        }
+                    }
+                    _ => Information::Live,
+                },
+                track_levels: false,
+                tau: p.tau,
+            })
+            .collect()
+    }
+}
+
+/// The run length of a validated spec.
+pub fn run_config(spec: &Spec) -> RunConfig {
+    let (warmup, auto) = match &spec.run.warmup {
+        Warmup::Arrivals(w) => (w.0, false),
+        Warmup::Auto(_) => (0, true),
+    };
+    let mut run = RunConfig::new(warmup, spec.run.requests.0, spec.run.queue_guard.0 as u32);
+    run.warmup_auto = auto;
+    run
+}
+
+/// Runs the scenario; returns the report and the number of events simulated.
+pub fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Report, u64) {
+    let mut rows = Vec::new();
+    let mut marks = Vec::new();
+    let mut warnings = Vec::new();
+    let mut events = 0;
+    for point in &cfg.points {
+        let scenarios = point.scenarios();
+        let outcomes: Vec<Outcome> = run_scenarios(&scenarios, &point.run, c, progress);
+        events += super::total_events(&outcomes);
+        warnings.extend(stop_warnings(&scenarios, &outcomes, &point.run));
+        for (p, o) in point.policies.iter().zip(&outcomes) {
+            rows.push(row(point, p, o));
+            marks.push(steadiness_mark(&o.summary, &point.run));
+        }
+    }
+    let mut report = Report::new("run", &super::params(c, cfg), &rows);
+    report.marks = marks;
+    report.warnings = warnings;
+    if rows.iter().any(|r| r.get("steady") == Some(&Value::Bool(false))) {
+        report.notes.push(STEADY_NOTE.into());
+    }
+    (report, events)
+}
+
+/// A row: the sweep keys, then the SPEC's columns, then drift.
+fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> Map<String, Value> {
+    let s = &o.summary;
+    let mut m = Map::new();
+    for (key, value) in &point.keys {
+        m.insert(key.clone(), toml_to_json(value));
+    }
+    m.insert("policy".into(), p.label.clone().into());
+    m.insert("seeds".into(), s.seeds.into());
+    m.insert("mean".into(), s.mean.into());
+    for (name, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)] {
+        let v = if q == 0.99 { s.p99 } else { s.merged.quantile(q) };
+        m.insert(name.into(), v.into());
+    }
+    m.insert("max_queue".into(), s.max_queue.into());
+    m.insert("mean_ci95".into(), s.mean_ci95.into());
+    m.insert("p99_ci95".into(), s.p99_ci95.into());
+    m.insert("steady".into(), s.steady().into());
+    m.insert("stopped".into(), s.stops.into());
+    m.insert("drift".into(), s.drift.into());
+    m
+}
+
+/// A swept value as a cell.
+fn toml_to_json(v: &toml::Value) -> Value {
+    match v {
+        toml::Value::Integer(i) => (*i).into(),
+        toml::Value::Float(f) => (*f).into(),
+        toml::Value::Boolean(b) => (*b).into(),
+        toml::Value::String(s) => s.clone().into(),
+        other => other.to_string().into(),
+    }
+}

@@ -1,0 +1,597 @@
+//! Scenario files: a workload and the policies to compare on it, described in TOML (`lbsim run`).
+//!
+//! ```toml
+//! name = "two-tier"
+//! policies = ["p2c", "jsq", "p2c-pewma:tau=5"]
+//! [farm]
+//! groups = [{ name = "slow", count = 20, rate = 0.5 }, { name = "fast", count = 80, rate = 1.0 }]
+//! [arrivals]
+//! kind = "poisson"
+//! load = 0.8
+//! [run]
+//! requests = 1e6
+//! [sweep]
+//! "arrivals.load" = [0.5, 0.7, 0.9]
+//! ```
+//!
+//! Every key has a default ([`Spec::default`]): an empty file is 100 rate-1 servers at load 0.9
+//! under `random`, `p2c` and `jsq`. Reading a file is three steps, each refusing bad input with
+//! one line that names the key (and, for the file's own text, the line):
+//!
+//! 1. the text is parsed and deserialised as it is, so unknown keys and wrong types point at their
+//!    line;
+//! 2. `--set KEY=VALUE` overrides are applied to the parsed table by dotted path, and each point of
+//!    the `[sweep]` grid sets its keys the same way;
+//! 3. each resulting [`Spec`] is validated ([`Spec::validate`]) and resolved into runnable
+//!    scenarios by the `run` experiment.
+//!
+//! [`Spec::to_toml`] writes the canonical form: every key, defaults filled in, in a fixed order.
+//! `lbsim run --print` shows it, and the Part I commands' `--print-scenario` writes it.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use toml::{Table, Value};
+
+/// The default policies of a scenario.
+pub const DEFAULT_POLICIES: [&str; 3] = ["random", "p2c", "jsq"];
+
+/// A scenario file, deserialised. Field order is the canonical key order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Spec {
+    /// Shown in the output's parameters.
+    pub name: String,
+    /// Policies to compare, each `NAME` or `NAME:key=value,key=value`.
+    pub policies: Vec<String>,
+    /// The servers.
+    pub farm: FarmSpec,
+    /// How requests arrive.
+    pub arrivals: ArrivalsSpec,
+    /// How long requests take.
+    pub service: ServiceSpec,
+    /// What the balancer sees.
+    pub info: InfoSpec,
+    /// Run length and replications.
+    pub run: RunSpec,
+    /// Keys swept over lists of values: `"arrivals.load" = [0.5, 0.9]`; several keys form a grid.
+    #[serde(skip_serializing_if = "Table::is_empty")]
+    pub sweep: Table,
+}
+
+impl Default for Spec {
+    fn default() -> Self {
+        Spec {
+            name: "scenario".into(),
+            policies: DEFAULT_POLICIES.iter().map(|p| p.to_string()).collect(),
+            farm: FarmSpec::default(),
+            arrivals: ArrivalsSpec::default(),
+            service: ServiceSpec::default(),
+            info: InfoSpec::default(),
+            run: RunSpec::default(),
+            sweep: Table::new(),
+        }
+    }
+}
+
+/// `[farm]`: groups of identical servers, listed in order (server indices follow it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FarmSpec {
+    /// The groups.
+    pub groups: Vec<Group>,
+    /// Queueing discipline at each server.
+    pub discipline: Discipline,
+    /// Parallel workers per server sharing its FIFO queue.
+    pub slots: u32,
+}
+
+impl Default for FarmSpec {
+    fn default() -> Self {
+        FarmSpec {
+            groups: vec![Group { name: "servers".into(), count: 100, rate: 1.0 }],
+            discipline: Discipline::Fifo,
+            slots: 1,
+        }
+    }
+}
+
+/// Servers of one kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Group {
+    /// The group's name (events refer to it).
+    pub name: String,
+    /// Servers in the group.
+    pub count: u64,
+    /// Service rate of each (requests per mean service time of a rate-1 server).
+    pub rate: f64,
+}
+
+/// How a server serves the requests it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Discipline {
+    /// First in, first out.
+    #[default]
+    Fifo,
+    /// Processor sharing.
+    Ps,
+}
+
+/// `[arrivals]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ArrivalsSpec {
+    /// The arrival process.
+    pub kind: String,
+    /// Utilisation: the rate is `load * sum(rate * slots)` (unless `rate` is given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// Total arrival rate, instead of `load`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+}
+
+/// The load when a file gives neither `arrivals.load` nor `arrivals.rate`.
+pub const DEFAULT_LOAD: f64 = 0.9;
+
+impl Default for ArrivalsSpec {
+    fn default() -> Self {
+        ArrivalsSpec { kind: "poisson".into(), load: None, rate: None }
+    }
+}
+
+/// `[service]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServiceSpec {
+    /// The demand distribution (mean 1).
+    pub kind: String,
+}
+
+impl Default for ServiceSpec {
+    fn default() -> Self {
+        ServiceSpec { kind: "exp".into() }
+    }
+}
+
+/// `[info]`: what the balancer sees.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct InfoSpec {
+    /// `live` (true queue lengths) or `board` (posted every `period`).
+    pub kind: String,
+    /// Board period (`board` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period: Option<f64>,
+    /// Board with update-on-dispatch (`board` only).
+    pub local: bool,
+    /// Independent dispatchers.
+    pub clients: u32,
+}
+
+impl Default for InfoSpec {
+    fn default() -> Self {
+        InfoSpec { kind: "live".into(), period: None, local: false, clients: 1 }
+    }
+}
+
+/// `[run]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSpec {
+    /// Measured arrivals per replication (an integer; `1e6` is accepted).
+    pub requests: Count,
+    /// Arrivals before measuring, or `"auto"`.
+    pub warmup: Warmup,
+    /// Replications.
+    pub seeds: Count,
+    /// Base seed.
+    pub seed: Count,
+    /// Stop a replication when a queue exceeds this.
+    pub queue_guard: Count,
+}
+
+impl Default for RunSpec {
+    fn default() -> Self {
+        RunSpec {
+            requests: Count(1_000_000),
+            warmup: Warmup::Arrivals(Count(100_000)),
+            seeds: Count(5),
+            seed: Count(1),
+            queue_guard: Count(100_000),
+        }
+    }
+}
+
+/// A warm-up: a number of arrivals, or `"auto"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Warmup {
+    /// Arrivals.
+    Arrivals(Count),
+    /// `"auto"` (any other string is refused by validation).
+    Auto(String),
+}
+
+/// A count: a TOML integer, or a float that is an exact integer (`1e6` is a float in TOML).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Count(pub u64);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Count, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Count;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a non-negative integer (1e6 is accepted)")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Count, E> {
+                u64::try_from(v)
+                    .map(Count)
+                    .map_err(|_| E::custom(format!("expected a count >= 0, got {v}")))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Count, E> {
+                Ok(Count(v))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Count, E> {
+                if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 {
+                    Ok(Count(v as u64))
+                } else {
+                    Err(E::custom(format!("expected a non-negative integer, got {v}")))
+                }
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// A bad scenario: one line naming the file, the line when known, and the key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError(pub String);
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+/// A TOML error as one line: `FILE:LINE: message`.
+fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
+    let message = e.message().trim().replace('\n', " ");
+    match e.span() {
+        Some(span) => ScenarioError(format!("{file}:{}: {message}", line_of(text, span.start))),
+        None => ScenarioError(format!("{file}: {message}")),
+    }
+}
+
+/// The swept keys and their values at one point of the grid, in the sweep's key order.
+pub type SweepPoint = Vec<(String, Value)>;
+
+/// A parsed scenario file: its table (for overrides and sweeps) and where it came from.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The file's name as given (for messages).
+    pub file: String,
+    /// The directory relative paths inside the file are resolved against.
+    pub dir: PathBuf,
+    /// The file's text.
+    pub text: String,
+    /// The file as a table, with `--set` overrides applied.
+    pub table: Table,
+}
+
+impl Source {
+    /// Parses `text` (read from `file`); unknown keys and wrong types are errors naming their line.
+    pub fn parse(file: &str, text: &str) -> Result<Source, ScenarioError> {
+        let table: Table = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
+        // Deserialise the text itself once, so that errors point at the file's lines.
+        toml::from_str::<Spec>(text).map_err(|e| toml_error(file, text, &e))?;
+        let dir = Path::new(file).parent().map(Path::to_path_buf).unwrap_or_default();
+        Ok(Source { file: file.into(), dir, text: text.into(), table })
+    }
+
+    /// Reads and parses a scenario file.
+    pub fn read(file: &Path) -> Result<Source, ScenarioError> {
+        let name = file.display().to_string();
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| ScenarioError(format!("cannot read scenario '{name}': {e}")))?;
+        Source::parse(&name, &text)
+    }
+
+    /// Applies `--set KEY=VALUE`: VALUE is read as a TOML value (`0.8`, `"ps"`, `[1, 2]`), or as a
+    /// string when it is not one (`--set farm.discipline=ps`).
+    pub fn set(&mut self, assignment: &str) -> Result<(), ScenarioError> {
+        let (key, value) = assignment.split_once('=').ok_or_else(|| {
+            ScenarioError(format!("invalid value '{assignment}' for --set: expected KEY=VALUE"))
+        })?;
+        let value = parse_value(value.trim());
+        set_path(&mut self.table, key.trim(), value)
+            .map_err(|e| ScenarioError(format!("--set {assignment}: {e}")))?;
+        // The override must still make a valid file.
+        self.spec_of(&self.table).map_err(|e| ScenarioError(format!("--set {assignment}: {e}")))?;
+        Ok(())
+    }
+
+    /// The [`Spec`] of `table`, with the defaults that depend on other keys filled in.
+    pub fn spec_of(&self, table: &Table) -> Result<Spec, String> {
+        let mut spec =
+            table.clone().try_into::<Spec>().map_err(|e| e.message().trim().replace('\n', " "))?;
+        if spec.arrivals.load.is_none() && spec.arrivals.rate.is_none() {
+            spec.arrivals.load = Some(DEFAULT_LOAD);
+        }
+        Ok(spec)
+    }
+
+    /// The scenario's points: one [`Spec`] per point of the sweep grid (the first key varies
+    /// slowest), each with its sweep values `(key, value)`, validated.
+    pub fn points(&self) -> Result<Vec<(SweepPoint, Spec)>, ScenarioError> {
+        let base =
+            self.spec_of(&self.table).map_err(|e| ScenarioError(format!("{}: {e}", self.file)))?;
+        let mut grid: Vec<SweepPoint> = vec![Vec::new()];
+        for (key, values) in &base.sweep {
+            let err = |m: String| ScenarioError(format!("{}: sweep.\"{key}\": {m}", self.file));
+            let Value::Array(values) = values else {
+                return Err(err("expected a list of values".into()));
+            };
+            if values.is_empty() {
+                return Err(err("the list is empty".into()));
+            }
+            if values.iter().any(|v| matches!(v, Value::Array(_) | Value::Table(_))) {
+                return Err(err("sweep values must be numbers, strings or booleans".into()));
+            }
+            if key.starts_with("sweep") || key == "policies" || key.starts_with("run.seed") {
+                return Err(err(
+                    "cannot be swept (policies are a list already; seeds and seed are the run's)"
+                        .into(),
+                ));
+            }
+            grid = grid
+                .into_iter()
+                .flat_map(|point| {
+                    values.iter().map(move |v| {
+                        let mut p = point.clone();
+                        p.push((key.clone(), v.clone()));
+                        p
+                    })
+                })
+                .collect();
+        }
+        grid.into_iter()
+            .map(|point| {
+                let mut table = self.table.clone();
+                for (key, value) in &point {
+                    set_path(&mut table, key, value.clone()).map_err(|e| {
+                        ScenarioError(format!("{}: sweep.\"{key}\": {e}", self.file))
+                    })?;
+                }
+                let spec = self.spec_of(&table).map_err(|e| {
+                    let at = point.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>();
+                    ScenarioError(format!("{}: at sweep point {}: {e}", self.file, at.join(", ")))
+                })?;
+                spec.validate().map_err(|e| {
+                    let line = self.line_of_key(e.key).map(|l| format!(":{l}")).unwrap_or_default();
+                    ScenarioError(format!("{}{line}: {}", self.file, e.message))
+                })?;
+                Ok((point, spec))
+            })
+            .collect()
+    }
+
+    /// The line where dotted `key` is set in the file, if it is.
+    fn line_of_key(&self, key: &str) -> Option<usize> {
+        let doc = toml::de::DeTable::parse(&self.text).ok()?;
+        let mut table = doc.get_ref();
+        let mut parts = key.split('.').peekable();
+        while let Some(part) = parts.next() {
+            let (k, v) = table.iter().find(|(k, _)| k.get_ref().as_ref() == part)?;
+            if parts.peek().is_none() {
+                return Some(line_of(&self.text, k.span().start));
+            }
+            match v.get_ref() {
+                toml::de::DeValue::Table(t) => table = t,
+                _ => return Some(line_of(&self.text, v.span().start)),
+            }
+        }
+        None
+    }
+}
+
+/// A `--set` value: TOML if it parses as a value, else the text as a string.
+fn parse_value(text: &str) -> Value {
+    toml::from_str::<Table>(&format!("v = {text}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| Value::String(text.to_string()))
+}
+
+/// Sets dotted `key` in `table`, creating tables on the way.
+fn set_path(table: &mut Table, key: &str, value: Value) -> Result<(), String> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(format!("'{key}' is not a dotted key"));
+    }
+    let mut t = table;
+    for part in &parts[..parts.len() - 1] {
+        let entry = t.entry(part.to_string()).or_insert_with(|| Value::Table(Table::new()));
+        t = match entry {
+            Value::Table(inner) => inner,
+            _ => return Err(format!("'{part}' in '{key}' is not a table")),
+        };
+    }
+    t.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}
+
+/// A value refused by [`Spec::validate`]: the dotted key and the message (which names it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invalid {
+    /// The key, for finding its line.
+    pub key: &'static str,
+    /// One line.
+    pub message: String,
+}
+
+fn invalid(key: &'static str, message: impl fmt::Display) -> Invalid {
+    Invalid { key, message: format!("{key}: {message}") }
+}
+
+/// `c` if it lies in `min..=max`.
+fn count(key: &'static str, c: Count, min: u64, max: u64) -> Result<u64, Invalid> {
+    if (min..=max).contains(&c.0) {
+        Ok(c.0)
+    } else {
+        Err(invalid(key, format!("expected an integer from {min} to {max}, got {}", c.0)))
+    }
+}
+
+impl Spec {
+    /// Refuses impossible values, naming the key.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        use crate::config::limits;
+        if self.policies.is_empty() {
+            return Err(invalid("policies", "needs at least one policy"));
+        }
+        if self.farm.groups.is_empty() {
+            return Err(invalid("farm.groups", "needs at least one group"));
+        }
+        let mut servers = 0u64;
+        for (i, g) in self.farm.groups.iter().enumerate() {
+            if g.count == 0 {
+                return Err(invalid(
+                    "farm.groups",
+                    format!("group {} ('{}') has count 0", i + 1, g.name),
+                ));
+            }
+            if !(limits::MIN_RATE..=limits::RATE).contains(&g.rate) {
+                return Err(invalid(
+                    "farm.groups",
+                    format!("group '{}': rate {} is outside 1e-6 to 1e6", g.name, g.rate),
+                ));
+            }
+            if self.farm.groups[..i].iter().any(|o| o.name == g.name) {
+                return Err(invalid("farm.groups", format!("two groups are named '{}'", g.name)));
+            }
+            servers += g.count;
+        }
+        if servers > limits::SERVERS {
+            return Err(invalid(
+                "farm.groups",
+                format!("{servers} servers; at most {}", limits::SERVERS),
+            ));
+        }
+        if self.farm.discipline != Discipline::Fifo {
+            return Err(invalid("farm.discipline", "only \"fifo\" is simulated in this version"));
+        }
+        if self.farm.slots != 1 {
+            return Err(invalid(
+                "farm.slots",
+                "only 1 slot per server is simulated in this version",
+            ));
+        }
+        if self.arrivals.kind != "poisson" {
+            return Err(invalid(
+                "arrivals.kind",
+                format!("'{}': expected \"poisson\"", self.arrivals.kind),
+            ));
+        }
+        match (self.arrivals.load, self.arrivals.rate) {
+            (Some(l), None) if (limits::MIN_LOAD..1.0).contains(&l) => {}
+            (Some(l), None) => {
+                return Err(invalid("arrivals.load", format!("expected 0 < load < 1, got {l}")));
+            }
+            (None, Some(r)) if r > 0.0 && r.is_finite() => {}
+            (None, Some(r)) => {
+                return Err(invalid("arrivals.rate", format!("expected a rate > 0, got {r}")));
+            }
+            (Some(_), Some(_)) => {
+                return Err(invalid("arrivals.rate", "give load or rate, not both"));
+            }
+            (None, None) => return Err(invalid("arrivals.load", "give load or rate")),
+        }
+        if self.service.kind != "exp" {
+            return Err(invalid(
+                "service.kind",
+                format!("'{}': expected \"exp\"", self.service.kind),
+            ));
+        }
+        match self.info.kind.as_str() {
+            "live" => {
+                if self.info.period.is_some() || self.info.local {
+                    return Err(invalid(
+                        "info.period",
+                        "period and local apply to kind = \"board\"",
+                    ));
+                }
+            }
+            "board" => match self.info.period {
+                Some(p) if p == 0.0 || (p >= limits::MIN_PERIOD && p.is_finite()) => {}
+                Some(p) => {
+                    return Err(invalid(
+                        "info.period",
+                        format!("expected 0 (live) or a period >= 0.001, got {p}"),
+                    ));
+                }
+                None => return Err(invalid("info.period", "a board needs a period")),
+            },
+            other => {
+                return Err(invalid(
+                    "info.kind",
+                    format!("'{other}': expected \"live\" or \"board\""),
+                ));
+            }
+        }
+        if self.info.clients != 1 {
+            return Err(invalid("info.clients", "only 1 client is simulated in this version"));
+        }
+        count("run.requests", self.run.requests, 2, limits::ARRIVALS)?;
+        match &self.run.warmup {
+            Warmup::Arrivals(w) => {
+                count("run.warmup", *w, 0, limits::ARRIVALS)?;
+            }
+            Warmup::Auto(s) if s == "auto" => {}
+            Warmup::Auto(s) => {
+                return Err(invalid(
+                    "run.warmup",
+                    format!("expected a count or \"auto\", got \"{s}\""),
+                ));
+            }
+        }
+        count("run.seeds", self.run.seeds, 1, limits::REPLICATIONS)?;
+        count("run.queue_guard", self.run.queue_guard, 1, limits::QUEUE_GUARD)?;
+        Ok(())
+    }
+
+    /// Server rates in index order (groups in order).
+    pub fn rates(&self) -> Vec<f64> {
+        self.farm
+            .groups
+            .iter()
+            .flat_map(|g| std::iter::repeat_n(g.rate, g.count as usize))
+            .collect()
+    }
+
+    /// Utilisation: `load`, or `rate` over the farm's capacity.
+    pub fn load(&self) -> f64 {
+        match (self.arrivals.load, self.arrivals.rate) {
+            (Some(l), _) => l,
+            (None, Some(r)) => r / self.rates().iter().sum::<f64>(),
+            (None, None) => f64::NAN,
+        }
+    }
+
+    /// The canonical form: every key, defaults filled in, in a fixed order.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a scenario serialises")
+    }
+}

@@ -1,0 +1,163 @@
+//! Scenario files: `lbsim run`, `--set`, sweeps, errors that name the key and line, and the
+//! `--print-scenario` round trip of the built-in commands.
+
+use std::path::PathBuf;
+
+use crate::util::{lbsim, lbsim_ok};
+
+/// A scratch directory of this test's own, removed when dropped.
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let d = std::env::temp_dir().join(format!("lbsim-scenario-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Dir(d)
+    }
+
+    fn file(&self, name: &str, text: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn column(csv: &str, name: &str) -> Vec<String> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let c = header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}"));
+    lines.map(|l| l.split(',').nth(c).unwrap().to_string()).collect()
+}
+
+#[test]
+fn print_scenario_runs_to_the_same_numbers() {
+    let dir = Dir::new("round-trip");
+    for command in [
+        &["homo", "--requests", "1e5", "--warmup", "1e4"][..],
+        &["hetero", "--requests", "1e5", "--warmup", "1e4"],
+        &["stale", "--requests", "1e5", "--warmup", "1e4", "--periods", "0,2,20"],
+    ] {
+        let toml = lbsim_ok(&[command, &["--print-scenario"]].concat());
+        let file = dir.file(&format!("{}.toml", command[0]), &toml);
+        let direct = lbsim_ok(&[command, &["--format", "csv", "-q"]].concat());
+        let via = lbsim_ok(&["run", &file, "--format", "csv", "-q"]);
+        for c in ["policy", "mean", "p99", "max_queue", "mean_ci95", "p99_ci95", "steady"] {
+            assert_eq!(column(&direct, c), column(&via, c), "{}: column {c}", command[0]);
+        }
+    }
+}
+
+#[test]
+fn a_sweep_is_a_grid_with_one_column_per_key() {
+    let dir = Dir::new("sweep");
+    let file = dir.file(
+        "s.toml",
+        r#"
+policies = ["random", "p2c"]
+[farm]
+groups = [{ name = "a", count = 10, rate = 1.0 }]
+[info]
+kind = "board"
+[run]
+requests = 2e4
+warmup = 2e3
+seeds = 2
+[sweep]
+"arrivals.load" = [0.5, 0.8]
+"info.period" = [0.0, 2.5, 5.0]
+"#,
+    );
+    let out = lbsim_ok(&["run", &file, "--format", "csv", "-q", "--set", "run.seeds=3"]);
+    let header = out.lines().next().unwrap();
+    let expected = "arrivals.load,info.period,policy,seeds,mean,p50,p90,p99,p99.9,";
+    assert!(header.starts_with(expected), "{header}");
+    // Six points (the last key varies fastest), two policies each.
+    let loads = column(&out, "arrivals.load");
+    assert_eq!(loads.len(), 12);
+    assert!(loads[..6].iter().all(|l| l == "0.5") && loads[6..].iter().all(|l| l == "0.8"));
+    assert_eq!(column(&out, "info.period")[..6], ["0.0", "0.0", "2.5", "2.5", "5.0", "5.0"]);
+    assert_eq!(column(&out, "policy")[..2], ["random", "p2c"]);
+    assert!(column(&out, "seeds").iter().all(|s| s == "3"), "--set run.seeds wins");
+    // random reads no board: the same numbers at every period of one load.
+    let mean = column(&out, "mean");
+    assert!(mean[0] == mean[2] && mean[2] == mean[4], "{mean:?}");
+    // The last point run alone gives the same row (rows do not depend on each other).
+    let alone = lbsim_ok(&[
+        "run",
+        &file,
+        "--format",
+        "csv",
+        "-q",
+        "--set",
+        "run.seeds=3",
+        "--set",
+        "sweep={}",
+        "--set",
+        "arrivals.load=0.8",
+        "--set",
+        "info.period=5.0",
+        "--policies",
+        "p2c",
+    ]);
+    assert_eq!(column(&alone, "mean")[0], mean[11]);
+}
+
+#[test]
+fn bad_files_name_the_key_and_the_line() {
+    let dir = Dir::new("errors");
+    let cases = [
+        ("[farm]\nbogus = 3\n", ":2:", "bogus"),
+        ("[run]\nrequests = 1.5\n", ":2:", "integer"),
+        ("\n[arrivals]\nload = 1.5\n", ":3:", "arrivals.load"),
+        ("policies = [\"p2c\", \"nope\"]\n", "", "unknown policy 'nope'"),
+        ("[info]\nkind = \"board\"\n", "", "info.period"),
+        ("[sweep]\n\"arrivals.load\" = []\n", "", "empty"),
+        ("name = \n", ":1:", ""),
+    ];
+    for (i, (text, line, word)) in cases.iter().enumerate() {
+        let file = dir.file(&format!("bad{i}.toml"), text);
+        let out = lbsim(&["run", &file]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{text:?}: {err}");
+        assert!(err.contains(&format!("bad{i}.toml{line}")), "{text:?}: {err}");
+        assert!(err.contains(word), "{text:?}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+    let good = dir.file("good.toml", "");
+    for set in ["arrivals.load=2", "nokey", "farm.groups.x=1", "run.requests=abc"] {
+        let out = lbsim(&["run", &good, "--set", set]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--set {set}: {err}");
+        assert_eq!(err.lines().count(), 1, "--set {set}: {err}");
+    }
+    let out = lbsim(&["run", &dir.0.join("missing.toml").to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn print_shows_the_file_as_read_and_reads_back_the_same() {
+    let dir = Dir::new("print");
+    let file = dir.file("p.toml", "policies = [\"p2c-pewma:tau=5\"]\n[arrivals]\nrate = 45.0\n");
+    let printed = lbsim_ok(&[
+        "run",
+        &file,
+        "--print",
+        "--set",
+        "farm.groups=[{name=\"x\",count=50,rate=1.0}]",
+    ]);
+    assert!(printed.contains("rate = 45.0") && printed.contains("count = 50"), "{printed}");
+    let again = dir.file("again.toml", &printed);
+    assert_eq!(
+        lbsim_ok(&["run", &again, "--print"]),
+        printed,
+        "the canonical form is a fixed point"
+    );
+}
