@@ -136,9 +136,9 @@ pub enum Command {
 const RUN_EXAMPLES: &str = "\
 Examples:
   lbsim run examples/scenarios/hetero.toml          the article's hetero farm from a file
-  lbsim run my.toml --set arrivals.load=0.95 --policies p2c,jsq
-  lbsim run my.toml --print                         the file as lbsim reads it, defaults filled in
-  lbsim homo --loads 0.9 --print-scenario > homo.toml   a command as a scenario file";
+  lbsim run examples/scenarios/hetero.toml --set arrivals.load=0.95 --policies p2c,jsq
+  lbsim run examples/scenarios/hetero.toml --print   the file as read, defaults filled in
+  lbsim homo --loads 0.9 --print-scenario   a command as a scenario file";
 
 /// `lbsim run`
 #[derive(Debug, Args)]
