@@ -6,6 +6,7 @@
 //! - [`engine`]: the clock and the deterministic event queue;
 //! - [`model`]: the supermarket model (Poisson arrivals, FIFO servers) and what policies see;
 //! - [`policy`]: the load-balancing policies behind one small trait;
+//! - [`workload`]: arrival processes and service-demand distributions (all with mean 1);
 //! - [`experiment`]: one module per command, running replications in parallel;
 //! - [`stats`]: mergeable per-replication statistics and their summaries;
 //! - [`output`]: table, CSV and JSON from the same rows;
@@ -27,3 +28,4 @@ pub mod reproduce;
 pub mod rng;
 pub mod stats;
 pub mod theory;
+pub mod workload;
