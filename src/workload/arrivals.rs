@@ -93,6 +93,21 @@ impl ArrivalSpec {
         }
     }
 
+    /// Sets `load` of a parametric kind that has neither `load` nor `rate` (the scenario's
+    /// default load); does nothing otherwise, and nothing to a trace.
+    pub fn fill_default_load(&mut self, default: f64) {
+        match self {
+            ArrivalSpec::Poisson { load, rate }
+            | ArrivalSpec::Renewal { load, rate, .. }
+            | ArrivalSpec::Mmpp2 { load, rate, .. } => {
+                if load.is_none() && rate.is_none() {
+                    *load = Some(default);
+                }
+            }
+            ArrivalSpec::Trace { .. } => {}
+        }
+    }
+
     /// Checks the parameters; `Err(message)` names the key, e.g.
     /// `arrivals.load: expected a number > 0, got -1`.
     ///
@@ -598,6 +613,15 @@ mod tests {
             .unwrap_err();
         assert!(e.starts_with("arrivals.load: needs a farm of positive capacity"), "{e}");
         assert_eq!(renewal(0.0).validate(), Ok(()));
+        let mut spec = ArrivalSpec::default();
+        spec.fill_default_load(0.9);
+        assert_eq!(spec, ArrivalSpec::Poisson { load: Some(0.9), rate: None });
+        spec.fill_default_load(0.5);
+        assert_eq!(spec, ArrivalSpec::Poisson { load: Some(0.9), rate: None }, "a load is kept");
+        let mut by_rate = ArrivalSpec::Poisson { load: None, rate: Some(3.0) };
+        by_rate.fill_default_load(0.5);
+        assert_eq!((spec.validate(), by_rate.validate()), (Ok(()), Ok(())));
+        assert_eq!(by_rate, ArrivalSpec::Poisson { load: None, rate: Some(3.0) });
         assert_eq!(mmpp(1.0, 0.1, 100.0).validate(), Ok(()));
     }
 
