@@ -243,7 +243,11 @@ enum Kind {
 }
 
 impl Arrivals {
-    /// A Poisson stream of rate `rate` (> 0), e.g. Part I's `load * sum(rates)`.
+    /// A Poisson stream of rate `rate`, e.g. Part I's `load * sum(rates)`, without a spec.
+    ///
+    /// # Panics
+    ///
+    /// If `rate` is not a finite number > 0 (a caller's bug: specs are checked by `validate`).
     pub fn poisson(rate: f64) -> Arrivals {
         assert!(rate > 0.0 && rate.is_finite(), "a Poisson rate must be > 0, got {rate}");
         Arrivals { rate, kind: Kind::Poisson }
