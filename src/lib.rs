@@ -6,6 +6,7 @@
 //! - [`engine`]: the clock and the deterministic event queue;
 //! - [`model`]: the supermarket model (Poisson arrivals, FIFO servers) and what policies see;
 //! - [`policy`]: the load-balancing policies behind one small trait;
+//! - [`workload`]: arrival processes and service-demand distributions (all with mean 1);
 //! - [`experiment`]: one module per command, running replications in parallel;
 //! - [`scenario`]: scenario files (TOML) for `lbsim run`, with overrides and sweeps;
 //! - [`stats`]: mergeable per-replication statistics and their summaries;
@@ -29,3 +30,4 @@ pub mod rng;
 pub mod scenario;
 pub mod stats;
 pub mod theory;
+pub mod workload;

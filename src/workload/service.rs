@@ -1,0 +1,600 @@
+//! Service-demand distributions, all normalised to mean 1.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rand::RngExt;
+use rand_distr::{Exp1, Gamma, LogNormal, Pareto};
+use serde::{Deserialize, Serialize};
+
+use super::csv_column::{Order, read_column, resolve};
+use crate::rng::SimRng;
+
+fn demand_column() -> String {
+    "demand".to_string()
+}
+
+/// A service-demand distribution, all with mean 1 (a demand is divided by the server's rate).
+///
+/// Written in a scenario as a table tagged by `kind`, e.g. `{ kind = "erlang", k = 4 }`; unknown
+/// keys are refused. See the [module docs](super) for what each kind models.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields, from = "Repr")]
+pub enum ServiceSpec {
+    /// Exponential, `Exp(1)`: SCV 1. The default.
+    #[default]
+    Exp,
+    /// Deterministic: every demand is 1, SCV 0.
+    Det,
+    /// Erlang with `k` phases, `Gamma(k, 1/k)`: SCV `1/k`.
+    Erlang {
+        /// Number of phases, `k >= 1` (`k = 1` is `exp`).
+        k: u32,
+    },
+    /// Two-phase hyperexponential with balanced means (`p1/mu1 = p2/mu2`).
+    Hyperexp {
+        /// Squared coefficient of variation, `> 1`.
+        scv: f64,
+    },
+    /// Lognormal: `exp(N(mu, sigma^2))` with `sigma^2 = ln(1 + scv)`, `mu = -sigma^2/2`.
+    Lognormal {
+        /// Squared coefficient of variation, `> 0`.
+        scv: f64,
+    },
+    /// Classic (type I) Pareto, scale `(alpha - 1)/alpha` so that the mean is 1.
+    Pareto {
+        /// Tail index, `> 1` (a finite mean); the variance is infinite for `alpha <= 2`.
+        alpha: f64,
+    },
+    /// Two point masses: `long` with probability `p`, else `short = (1 - p*long)/(1 - p)`.
+    Bimodal {
+        /// Probability of the long demand, `0 < p < 1`.
+        p: f64,
+        /// The long demand, `> 1`, with `p * long < 1` so that the short one is positive.
+        long: f64,
+    },
+    /// Demands resampled uniformly from a CSV column, scaled to mean 1.
+    Empirical {
+        /// The CSV file (a header row, then one record per line); relative to the scenario file.
+        file: PathBuf,
+        /// The column's name in the header row.
+        #[serde(default = "demand_column")]
+        column: String,
+    },
+}
+
+/// What [`ServiceSpec`] is read through. serde's internally tagged unit variants accept any
+/// other keys (`{ kind = "exp", scv = 4 }` would read as `exp`); as empty struct variants they
+/// are refused like every other unknown key.
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+enum Repr {
+    Exp {},
+    Det {},
+    Erlang {
+        k: u32,
+    },
+    Hyperexp {
+        scv: f64,
+    },
+    Lognormal {
+        scv: f64,
+    },
+    Pareto {
+        alpha: f64,
+    },
+    Bimodal {
+        p: f64,
+        long: f64,
+    },
+    Empirical {
+        file: PathBuf,
+        #[serde(default = "demand_column")]
+        column: String,
+    },
+}
+
+impl From<Repr> for ServiceSpec {
+    fn from(r: Repr) -> Self {
+        match r {
+            Repr::Exp {} => ServiceSpec::Exp,
+            Repr::Det {} => ServiceSpec::Det,
+            Repr::Erlang { k } => ServiceSpec::Erlang { k },
+            Repr::Hyperexp { scv } => ServiceSpec::Hyperexp { scv },
+            Repr::Lognormal { scv } => ServiceSpec::Lognormal { scv },
+            Repr::Pareto { alpha } => ServiceSpec::Pareto { alpha },
+            Repr::Bimodal { p, long } => ServiceSpec::Bimodal { p, long },
+            Repr::Empirical { file, column } => ServiceSpec::Empirical { file, column },
+        }
+    }
+}
+
+/// `Err` for a parameter outside its domain: `service.KEY: expected WHAT for KIND, got VALUE`.
+fn bad(key: &str, what: &str, kind: &str, got: impl std::fmt::Display) -> Result<(), String> {
+    Err(format!("service.{key}: expected {what} for {kind}, got {got}"))
+}
+
+impl ServiceSpec {
+    /// Checks the parameters; `Err(message)` names the key, e.g.
+    /// `service.scv: expected a number > 1 for hyperexp, got 0.5`.
+    ///
+    /// Files are not read here (see [`ServiceSpec::build`]).
+    pub fn validate(&self) -> Result<(), String> {
+        match *self {
+            ServiceSpec::Exp | ServiceSpec::Det => Ok(()),
+            ServiceSpec::Erlang { k } => {
+                if k < 1 {
+                    return bad("k", "an integer >= 1", "erlang", k);
+                }
+                Ok(())
+            }
+            ServiceSpec::Hyperexp { scv } => {
+                if !(scv > 1.0 && scv.is_finite()) {
+                    return bad("scv", "a number > 1", "hyperexp", scv);
+                }
+                Ok(())
+            }
+            ServiceSpec::Lognormal { scv } => {
+                if !(scv > 0.0 && scv.is_finite()) {
+                    return bad("scv", "a number > 0", "lognormal", scv);
+                }
+                Ok(())
+            }
+            ServiceSpec::Pareto { alpha } => {
+                if !(alpha > 1.0 && alpha.is_finite()) {
+                    return bad("alpha", "a number > 1 (a finite mean)", "pareto", alpha);
+                }
+                Ok(())
+            }
+            ServiceSpec::Bimodal { p, long } => {
+                if !(p > 0.0 && p < 1.0) {
+                    return bad("p", "a number in (0, 1)", "bimodal", p);
+                }
+                if !(long > 1.0 && long.is_finite()) {
+                    return bad("long", "a number > 1", "bimodal", long);
+                }
+                if p * long >= 1.0 {
+                    return bad(
+                        "long",
+                        "p * long < 1 (so that the short demand is positive)",
+                        "bimodal",
+                        format_args!("p * long = {}", p * long),
+                    );
+                }
+                Ok(())
+            }
+            ServiceSpec::Empirical { ref file, ref column } => {
+                if file.as_os_str().is_empty() {
+                    return bad("file", "a file name", "empirical", "an empty string");
+                }
+                if column.is_empty() {
+                    return bad("column", "a column name", "empirical", "an empty string");
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The squared coefficient of variation (the variance, since the mean is 1).
+    ///
+    /// `f64::INFINITY` for pareto with `alpha <= 2`; `f64::NAN` for empirical, which is unknown
+    /// until the file is loaded (then use [`Service::scv`]). Meaningful for valid specs only.
+    pub fn scv(&self) -> f64 {
+        match *self {
+            ServiceSpec::Exp => 1.0,
+            ServiceSpec::Det => 0.0,
+            ServiceSpec::Erlang { k } => 1.0 / f64::from(k),
+            ServiceSpec::Hyperexp { scv } | ServiceSpec::Lognormal { scv } => scv,
+            ServiceSpec::Pareto { alpha } => pareto_scv(alpha),
+            ServiceSpec::Bimodal { p, long } => {
+                let short = bimodal_short(p, long);
+                p * long * long + (1.0 - p) * short * short - 1.0
+            }
+            ServiceSpec::Empirical { .. } => f64::NAN,
+        }
+    }
+
+    /// Validates, loads the file of an empirical distribution (a relative `file` is resolved
+    /// against `base`, the scenario file's directory) and builds the sampler.
+    pub fn build(&self, base: &Path) -> Result<Service, String> {
+        self.validate()?;
+        let kind = match *self {
+            ServiceSpec::Exp => Kind::Exp,
+            ServiceSpec::Det => Kind::Det,
+            ServiceSpec::Erlang { k } => {
+                let k = f64::from(k);
+                Kind::Erlang { k, gamma: Gamma::new(k, 1.0 / k).map_err(|e| e.to_string())? }
+            }
+            ServiceSpec::Hyperexp { scv } => {
+                // Balanced means (Whitt 1982; Allen 1990, §5.2): p1/mu1 = p2/mu2 = 1/2 gives
+                // mean 1 and E[S^2] = 1/(2 p1 p2) = 1 + scv for
+                // p1 = (1 + sqrt((scv - 1)/(scv + 1)))/2. Phase i has mean 1/mu_i = 1/(2 p_i).
+                let p1 = 0.5 * (1.0 + ((scv - 1.0) / (scv + 1.0)).sqrt());
+                let p2 = 1.0 - p1;
+                Kind::Hyperexp { scv, p1, mean1: 0.5 / p1, mean2: 0.5 / p2 }
+            }
+            ServiceSpec::Lognormal { scv } => {
+                let s2 = scv.ln_1p();
+                let dist = LogNormal::new(-0.5 * s2, s2.sqrt()).map_err(|e| e.to_string())?;
+                Kind::Lognormal { scv, dist }
+            }
+            ServiceSpec::Pareto { alpha } => {
+                let scale = (alpha - 1.0) / alpha;
+                Kind::Pareto { alpha, dist: Pareto::new(scale, alpha).map_err(|e| e.to_string())? }
+            }
+            ServiceSpec::Bimodal { p, long } => {
+                Kind::Bimodal { p, long, short: bimodal_short(p, long) }
+            }
+            ServiceSpec::Empirical { ref file, ref column } => {
+                let path = resolve(base, file);
+                let mut values = read_column(&path, column, "service", Order::Any)?;
+                let n = values.len() as f64;
+                let mean = values.iter().sum::<f64>() / n;
+                if mean == 0.0 || !mean.is_finite() {
+                    return Err(format!(
+                        "service.file: column `{column}` of {} has mean {mean}; demands need a \
+                         positive, finite mean",
+                        path.display()
+                    ));
+                }
+                values.iter_mut().for_each(|v| *v /= mean);
+                // The resampled distribution is the scaled column itself: its variance is the
+                // population variance (divisor n) about its own mean, which is 1 up to rounding.
+                let m = values.iter().sum::<f64>() / n;
+                let scv = values.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n / (m * m);
+                Kind::Empirical { values: values.into(), scv }
+            }
+        };
+        Ok(Service { kind })
+    }
+}
+
+/// SCV of the mean-1 classic Pareto: `1/(alpha (alpha - 2))` for `alpha > 2`, else infinite.
+fn pareto_scv(alpha: f64) -> f64 {
+    if alpha > 2.0 { 1.0 / (alpha * (alpha - 2.0)) } else { f64::INFINITY }
+}
+
+/// The short demand of a mean-1 bimodal distribution.
+fn bimodal_short(p: f64, long: f64) -> f64 {
+    (1.0 - p * long) / (1.0 - p)
+}
+
+/// A ready sampler for a [`ServiceSpec`]. Cheap to clone (an empirical column is shared).
+#[derive(Debug, Clone)]
+pub struct Service {
+    kind: Kind,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Exp,
+    Det,
+    Erlang { k: f64, gamma: Gamma<f64> },
+    Hyperexp { scv: f64, p1: f64, mean1: f64, mean2: f64 },
+    Lognormal { scv: f64, dist: LogNormal<f64> },
+    Pareto { alpha: f64, dist: Pareto<f64> },
+    Bimodal { p: f64, long: f64, short: f64 },
+    Empirical { values: Arc<[f64]>, scv: f64 },
+}
+
+impl Default for Service {
+    /// `Exp(1)`.
+    fn default() -> Self {
+        Service { kind: Kind::Exp }
+    }
+}
+
+impl Service {
+    /// One demand (mean 1).
+    ///
+    /// For `exp` this is exactly `rng.sample(Exp1)`, one draw and nothing else, so that a
+    /// simulation drawing `Exp(1)` demands directly and one going through [`Service`] consume
+    /// the same stream and give the same numbers. `det` draws nothing.
+    #[inline]
+    pub fn demand(&self, rng: &mut SimRng) -> f64 {
+        match &self.kind {
+            Kind::Exp => rng.sample(Exp1),
+            Kind::Det => 1.0,
+            Kind::Erlang { gamma, .. } => rng.sample(gamma),
+            Kind::Hyperexp { p1, mean1, mean2, .. } => {
+                let mean = if rng.random::<f64>() < *p1 { mean1 } else { mean2 };
+                mean * rng.sample::<f64, _>(Exp1)
+            }
+            Kind::Lognormal { dist, .. } => rng.sample(dist),
+            Kind::Pareto { dist, .. } => rng.sample(dist),
+            Kind::Bimodal { p, long, short } => {
+                if rng.random::<f64>() < *p {
+                    *long
+                } else {
+                    *short
+                }
+            }
+            Kind::Empirical { values, .. } => values[rng.random_range(0..values.len())],
+        }
+    }
+
+    /// Whether this is `Exp(1)` (the model of Part I, with closed forms).
+    pub fn is_exp(&self) -> bool {
+        matches!(self.kind, Kind::Exp)
+    }
+
+    /// The squared coefficient of variation: exact for the parametric kinds (`f64::INFINITY` for
+    /// pareto with `alpha <= 2`), the column's own for empirical (population variance over the
+    /// squared mean of the scaled values).
+    pub fn scv(&self) -> f64 {
+        match self.kind {
+            Kind::Exp => 1.0,
+            Kind::Det => 0.0,
+            Kind::Erlang { k, .. } => 1.0 / k,
+            Kind::Hyperexp { scv, .. } | Kind::Lognormal { scv, .. } => scv,
+            Kind::Pareto { alpha, .. } => pareto_scv(alpha),
+            Kind::Bimodal { p, long, short } => p * long * long + (1.0 - p) * short * short - 1.0,
+            Kind::Empirical { scv, .. } => scv,
+        }
+    }
+
+    /// `E[S^2] = 1 + scv` (the mean is 1), as the Pollaczek-Khinchine formula needs it;
+    /// infinite where the variance is.
+    pub fn second_moment(&self) -> f64 {
+        1.0 + self.scv()
+    }
+
+    /// Whether the variance is infinite (pareto with `alpha <= 2`): there the mean waiting time
+    /// of M/G/1 diverges and no interval on it should be trusted.
+    pub fn infinite_variance(&self) -> bool {
+        self.scv().is_infinite()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::StreamKey;
+    use crate::workload::csv_column::TempDir;
+    use crate::workload::tests::Moments;
+
+    fn rng(label: &str) -> SimRng {
+        StreamKey::new(7, label).rng()
+    }
+
+    fn build(spec: ServiceSpec) -> Service {
+        spec.build(Path::new(".")).unwrap()
+    }
+
+    /// `n` demands' mean and variance about the true mean 1.
+    fn moments(s: &Service, n: usize, label: &str) -> Moments {
+        let mut r = rng(label);
+        Moments::about(1.0, (0..n).map(|_| s.demand(&mut r)))
+    }
+
+    #[test]
+    fn exp_is_exactly_one_exp1_draw() {
+        let s = build(ServiceSpec::Exp);
+        assert!(s.is_exp());
+        let (mut a, mut b) = (rng("exp"), rng("exp"));
+        for _ in 0..10_000 {
+            let want: f64 = b.sample(Exp1);
+            assert_eq!(s.demand(&mut a).to_bits(), want.to_bits());
+        }
+    }
+
+    #[test]
+    fn det_is_one_and_draws_nothing() {
+        let s = build(ServiceSpec::Det);
+        let (mut a, b) = (rng("det"), rng("det"));
+        assert_eq!(s.demand(&mut a), 1.0);
+        assert_eq!(a, b);
+        assert_eq!((s.scv(), s.second_moment()), (0.0, 1.0));
+    }
+
+    #[test]
+    fn each_kind_has_mean_one_and_its_nominal_scv() {
+        // n = 10^6 draws each. The mean's standard error is sqrt(scv/n) (<= 0.0016 here), the
+        // variance estimator's (mean of (x-1)^2, the true mean being 1) is sqrt((m4 - v^2)/n)
+        // with m4 the sample's fourth central moment. Both are asserted within 4 standard errors:
+        // the seeds are fixed, so a pass is deterministic, and 4 SE would fail by chance with
+        // probability 6e-5 for another seed.
+        let n = 1_000_000;
+        let cases = [
+            ServiceSpec::Exp,
+            ServiceSpec::Erlang { k: 1 },
+            ServiceSpec::Erlang { k: 4 },
+            ServiceSpec::Hyperexp { scv: 4.0 },
+            ServiceSpec::Hyperexp { scv: 1.5 },
+            ServiceSpec::Lognormal { scv: 1.5 },
+            ServiceSpec::Lognormal { scv: 0.25 },
+            ServiceSpec::Bimodal { p: 0.1, long: 5.0 },
+        ];
+        for spec in cases {
+            let s = build(spec.clone());
+            assert_eq!(s.scv(), spec.scv(), "{spec:?}");
+            assert_eq!(s.second_moment(), 1.0 + spec.scv());
+            let m = moments(&s, n, &format!("{spec:?}"));
+            let se_mean = (spec.scv() / n as f64).sqrt();
+            assert!((m.mean - 1.0).abs() < 4.0 * se_mean, "{spec:?}: mean {}", m.mean);
+            assert!(
+                (m.var - spec.scv()).abs() < 4.0 * m.var_se(),
+                "{spec:?}: scv {} vs {} (se {})",
+                m.var,
+                spec.scv(),
+                m.var_se()
+            );
+        }
+    }
+
+    #[test]
+    fn bimodal_takes_its_two_values() {
+        let spec = ServiceSpec::Bimodal { p: 0.1, long: 5.0 };
+        let s = build(spec.clone());
+        // short = (1 - 0.5)/0.9 = 5/9; E[S^2] = 0.1*25 + 0.9*25/81 = 2.5 + 25/90.
+        assert!((spec.scv() - (2.5 + 25.0 / 90.0 - 1.0)).abs() < 1e-12);
+        let mut r = rng("bimodal");
+        for _ in 0..1000 {
+            let d = s.demand(&mut r);
+            assert!(d == 5.0 || d == bimodal_short(0.1, 5.0), "{d}");
+        }
+    }
+
+    #[test]
+    fn pareto_has_mean_one_and_reports_infinite_variance() {
+        // alpha = 3: variance 1/(alpha (alpha - 2)) = 1/3 is finite, so the sample mean of
+        // n = 10^6 draws has standard error sqrt(1/3 / n) = 5.8e-4; asserted within 4 SE. Its
+        // fourth moment is infinite, so the sample variance is not checked.
+        let s = build(ServiceSpec::Pareto { alpha: 3.0 });
+        assert!((s.scv() - 1.0 / 3.0).abs() < 1e-15 && !s.infinite_variance());
+        let n = 1_000_000;
+        let m = moments(&s, n, "pareto");
+        assert!((m.mean - 1.0).abs() < 4.0 * (1.0 / 3.0 / n as f64).sqrt(), "mean {}", m.mean);
+        // The minimum of the classic Pareto is its scale, (alpha - 1)/alpha.
+        assert!(m.min >= 2.0 / 3.0, "min {}", m.min);
+        for alpha in [1.1, 1.5, 2.0] {
+            let spec = ServiceSpec::Pareto { alpha };
+            assert_eq!(spec.scv(), f64::INFINITY);
+            let s = build(spec);
+            assert!(s.infinite_variance() && s.second_moment().is_infinite());
+        }
+    }
+
+    #[test]
+    fn empirical_is_scaled_to_mean_one_and_resampled() {
+        let dir = TempDir::new("empirical");
+        dir.write("d.csv", "id,ms\n1,10\n2,20\n3,30\n4,40\n");
+        let spec = ServiceSpec::Empirical { file: "d.csv".into(), column: "ms".into() };
+        assert!(spec.scv().is_nan());
+        let s = spec.build(&dir.0).unwrap();
+        // Scaled values 0.4, 0.8, 1.2, 1.6: population variance 0.2.
+        assert!((s.scv() - 0.2).abs() < 1e-12, "{}", s.scv());
+        // Resampling n = 10^6: the mean's standard error is sqrt(0.2/n) = 4.5e-4; 4 SE.
+        let n = 1_000_000;
+        let m = moments(&s, n, "empirical");
+        assert!((m.mean - 1.0).abs() < 4.0 * (0.2 / n as f64).sqrt(), "mean {}", m.mean);
+        assert!((m.var - 0.2).abs() < 4.0 * m.var_se(), "var {}", m.var);
+        let mut r = rng("empirical-values");
+        for _ in 0..100 {
+            let d = s.demand(&mut r);
+            assert!([0.4, 0.8, 1.2, 1.6].iter().any(|v| (d - v).abs() < 1e-12), "{d}");
+        }
+        // An absolute path ignores the base.
+        let abs = ServiceSpec::Empirical { file: dir.0.join("d.csv"), column: "ms".into() };
+        assert!((abs.build(Path::new("/nonexistent")).unwrap().scv() - 0.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn empirical_file_errors_name_file_column_and_line() {
+        let dir = TempDir::new("empirical-bad");
+        dir.write("bad.csv", "demand\n1\nx\n");
+        dir.write("zero.csv", "demand\n0\n0\n");
+        let build = |file: &str, column: &str| {
+            ServiceSpec::Empirical { file: file.into(), column: column.into() }
+                .build(&dir.0)
+                .unwrap_err()
+        };
+        let e = build("bad.csv", "demand");
+        assert!(e.starts_with("service.file: ") && e.contains("bad.csv line 3"), "{e}");
+        assert!(e.contains("column `demand`") && e.contains("`x`"), "{e}");
+        let e = build("bad.csv", "size");
+        assert!(e.starts_with("service.column: no column `size`"), "{e}");
+        let e = build("zero.csv", "demand");
+        assert!(e.starts_with("service.file: ") && e.contains("mean 0"), "{e}");
+        let e = build("none.csv", "demand");
+        assert!(e.starts_with("service.file: cannot read ") && e.contains("none.csv"), "{e}");
+    }
+
+    #[test]
+    fn validate_names_the_key_of_each_impossible_value() {
+        let cases: [(ServiceSpec, &str); 16] = [
+            (ServiceSpec::Erlang { k: 0 }, "service.k: expected an integer >= 1 for erlang, got 0"),
+            (
+                ServiceSpec::Hyperexp { scv: 0.5 },
+                "service.scv: expected a number > 1 for hyperexp, got 0.5",
+            ),
+            (ServiceSpec::Hyperexp { scv: 1.0 }, "service.scv: "),
+            (ServiceSpec::Hyperexp { scv: f64::NAN }, "service.scv: "),
+            (ServiceSpec::Hyperexp { scv: f64::INFINITY }, "service.scv: "),
+            (
+                ServiceSpec::Lognormal { scv: 0.0 },
+                "service.scv: expected a number > 0 for lognormal",
+            ),
+            (ServiceSpec::Lognormal { scv: -1.0 }, "service.scv: "),
+            (ServiceSpec::Pareto { alpha: 1.0 }, "service.alpha: expected a number > 1"),
+            (ServiceSpec::Pareto { alpha: 0.5 }, "service.alpha: "),
+            (ServiceSpec::Bimodal { p: 0.0, long: 2.0 }, "service.p: expected a number in (0, 1)"),
+            (ServiceSpec::Bimodal { p: 1.0, long: 2.0 }, "service.p: "),
+            (ServiceSpec::Bimodal { p: 0.5, long: 1.0 }, "service.long: expected a number > 1"),
+            (
+                ServiceSpec::Bimodal { p: 0.5, long: 2.0 },
+                "service.long: expected p * long < 1 (so that the short demand is positive) for \
+                 bimodal, got p * long = 1",
+            ),
+            (ServiceSpec::Bimodal { p: 0.5, long: 3.0 }, "service.long: "),
+            (ServiceSpec::Empirical { file: "".into(), column: "demand".into() }, "service.file: "),
+            (
+                ServiceSpec::Empirical { file: "x.csv".into(), column: "".into() },
+                "service.column: ",
+            ),
+        ];
+        for (spec, want) in cases {
+            let e = spec.validate().unwrap_err();
+            assert!(e.starts_with(want), "{spec:?}: {e}");
+            assert_eq!(spec.build(Path::new(".")).unwrap_err(), e);
+        }
+        for ok in [
+            ServiceSpec::default(),
+            ServiceSpec::Det,
+            ServiceSpec::Erlang { k: 1 },
+            ServiceSpec::Hyperexp { scv: 1.0001 },
+            ServiceSpec::Pareto { alpha: 1.0001 },
+            ServiceSpec::Bimodal { p: 0.5, long: 1.999 },
+        ] {
+            assert_eq!(ok.validate(), Ok(()), "{ok:?}");
+        }
+    }
+
+    #[test]
+    fn deserialises_from_tagged_tables_and_refuses_unknown_keys() {
+        let de = |s: &str| serde_json::from_str::<ServiceSpec>(s);
+        assert_eq!(de(r#"{"kind":"exp"}"#).unwrap(), ServiceSpec::Exp);
+        assert_eq!(de(r#"{"kind":"det"}"#).unwrap(), ServiceSpec::Det);
+        assert_eq!(de(r#"{"kind":"erlang","k":4}"#).unwrap(), ServiceSpec::Erlang { k: 4 });
+        assert_eq!(
+            de(r#"{"kind":"hyperexp","scv":4}"#).unwrap(),
+            ServiceSpec::Hyperexp { scv: 4.0 }
+        );
+        assert_eq!(
+            de(r#"{"kind":"lognormal","scv":1.5}"#).unwrap(),
+            ServiceSpec::Lognormal { scv: 1.5 }
+        );
+        assert_eq!(
+            de(r#"{"kind":"pareto","alpha":1.5}"#).unwrap(),
+            ServiceSpec::Pareto { alpha: 1.5 }
+        );
+        assert_eq!(
+            de(r#"{"kind":"bimodal","p":0.1,"long":5}"#).unwrap(),
+            ServiceSpec::Bimodal { p: 0.1, long: 5.0 }
+        );
+        assert_eq!(
+            de(r#"{"kind":"empirical","file":"d.csv"}"#).unwrap(),
+            ServiceSpec::Empirical { file: "d.csv".into(), column: "demand".into() }
+        );
+        for bad in [
+            r#"{"kind":"erlang","k":4,"scv":2}"#,
+            r#"{"kind":"exp","scv":2}"#,
+            r#"{"kind":"det","k":1}"#,
+            r#"{"kind":"empirical","file":"d.csv","col":"x"}"#,
+        ] {
+            let e = de(bad).unwrap_err().to_string();
+            assert!(e.contains("unknown field"), "{bad}: {e}");
+        }
+        assert!(de(r#"{"kind":"gauss"}"#).unwrap_err().to_string().contains("unknown variant"));
+        assert!(de(r#"{"kind":"erlang"}"#).unwrap_err().to_string().contains("missing field"));
+        // Serialising and reading back gives the same spec.
+        for spec in [
+            ServiceSpec::Exp,
+            ServiceSpec::Erlang { k: 3 },
+            ServiceSpec::Empirical { file: "a/b.csv".into(), column: "ms".into() },
+        ] {
+            assert_eq!(de(&serde_json::to_string(&spec).unwrap()).unwrap(), spec);
+        }
+        assert_eq!(serde_json::to_string(&ServiceSpec::Exp).unwrap(), r#"{"kind":"exp"}"#);
+    }
+}
