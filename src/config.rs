@@ -698,6 +698,19 @@ fn split_policies(s: &str) -> Vec<String> {
     out
 }
 
+mod erased {
+    /// A value's canonical text (its JSON), for keying random streams.
+    pub trait Canonical {
+        fn canonical(&self) -> String;
+    }
+
+    impl<T: serde::Serialize> Canonical for T {
+        fn canonical(&self) -> String {
+            serde_json::to_string(self).expect("specs serialise")
+        }
+    }
+}
+
 /// `lbsim run`: reads the file, applies `--set` and `--policies`, and resolves every sweep point.
 fn run_scenario(
     a: &cli::ScenarioArgs,
@@ -751,10 +764,27 @@ fn run_scenario(
         }
         check_swrr(&policies.iter().map(|p| p.kind).collect::<Vec<_>>(), &spec.rates())?;
         let run = run_config(&spec);
-        let capacity: f64 = spec.rates().iter().sum();
+        let (arrivals, service) =
+            spec.workload(&source.dir).map_err(|e| UsageError(format!("{}: {e}", source.file)))?;
+        let load = arrivals.load(spec.capacity());
+        if !(limits::MIN_LOAD..1.0).contains(&load) {
+            return Err(UsageError(format!(
+                "{}: arrivals: the trace's rate is {load:.3} of the farm's capacity; expected 0 < load < 1",
+                source.file
+            )));
+        }
         let fastest = spec.rates().iter().copied().fold(0.0, f64::max);
-        check_horizon(&run, spec.load() * capacity, fastest)?;
-        resolved.push(Point { keys, spec, policies, run });
+        check_horizon(&run, arrivals.rate(), fastest)?;
+        // Poisson with exponential service is the article's workload: its fast loop and its
+        // streams, so that `--print-scenario` files give the commands' numbers.
+        let workload = if arrivals.is_poisson() && service.is_exp() {
+            crate::experiment::Workload::default()
+        } else {
+            let canonical = |v: &dyn erased::Canonical| v.canonical();
+            let key = format!("{}|{}", canonical(&spec.arrivals), canonical(&spec.service));
+            crate::experiment::Workload { arrivals: Some(arrivals), service, key }
+        };
+        resolved.push(Point { keys, spec, policies, run, load, workload });
     }
     let scenarios: usize = resolved.iter().map(|p| p.policies.len()).sum();
     let servers = resolved.iter().map(|p| p.spec.rates().len()).max().unwrap_or(0);
@@ -798,7 +828,7 @@ fn print_scenario(
         })
         .collect();
     spec.farm.groups = groups;
-    spec.arrivals.load = Some(load);
+    spec.arrivals = crate::workload::ArrivalSpec::Poisson { load: Some(load), rate: None };
     if let Some(period) = period {
         spec.info.kind = "board".into();
         spec.info.period = Some(period);

@@ -2,7 +2,7 @@
 
 use lbsim::config::RunConfig;
 use lbsim::experiment::swrr::{smooth_cycle, smoothness};
-use lbsim::experiment::{Scenario, run_replication, stale};
+use lbsim::experiment::{Scenario, Workload, run_replication, stale};
 use lbsim::model::{Farm, Information};
 use lbsim::policy::{PolicyKind, integer_weights};
 use lbsim::rng::StreamKey;
@@ -71,6 +71,7 @@ fn a_board_that_is_never_posted_makes_jsq_random_and_jsq_local_round_robin_like(
         info: stale::information(p, 1e12),
         track_levels: false,
         tau: 1.0,
+        workload: Workload::default(),
     };
     let jsq = pooled(&replicate(never(PolicyKind::Jsq), &run_length(100_000, 1_000_000), 2, 4));
     assert!((jsq.mean() - mm1_mean(0.8)).abs() < 0.15, "jsq on an empty board: {}", jsq.mean());
@@ -121,6 +122,7 @@ fn a_periodic_board_is_stale_and_its_posts_are_events() {
         info,
         track_levels: false,
         tau: 1.0,
+        workload: Workload::default(),
     };
     let live = run_replication(&sc(Information::Live), &run, 1, 0);
     let board = run_replication(&sc(Information::Board { period: 1.0, local: false }), &run, 1, 0);

@@ -4,7 +4,7 @@
 //! a few percent does not pass.
 
 use lbsim::config::Variant;
-use lbsim::experiment::{Scenario, bins};
+use lbsim::experiment::{Scenario, Workload, bins};
 use lbsim::model::{Farm, Information};
 use lbsim::policy::PolicyKind;
 use lbsim::rng::StreamKey;
@@ -88,6 +88,7 @@ fn simulated_levels(d: u32, lambda: f64, warmup: u64, requests: u64) -> Vec<f64>
         info: Information::Live,
         track_levels: true,
         tau: 1.0,
+        workload: Workload::default(),
     };
     let reps = replicate(sc, &run_length(warmup, requests), 3, 1);
     let fractions: Vec<Vec<f64>> = reps.iter().map(|r| r.level_fractions()).collect();
@@ -160,6 +161,7 @@ fn stale_random_is_m_m_1_at_every_period() {
             info,
             track_levels: false,
             tau: 1.0,
+            workload: Workload::default(),
         };
         pooled(&replicate(sc, &run, 2, 11))
     };

@@ -7,7 +7,9 @@
 
 use serde::Serialize;
 
-use super::{Progress, STEADY_NOTE, Scenario, params, run_scenarios, stop_warnings, total_events};
+use super::{
+    Progress, STEADY_NOTE, Scenario, Workload, params, run_scenarios, stop_warnings, total_events,
+};
 use crate::config::{Common, FixedConfig};
 use crate::model::{Farm, Information};
 use crate::output::Report;
@@ -65,6 +67,7 @@ pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Report, u64) {
                 info: Information::Live,
                 track_levels: true,
                 tau: 1.0,
+                workload: Workload::default(),
             })
         })
         .collect();

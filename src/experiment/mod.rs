@@ -27,6 +27,7 @@ use crate::policy::{PolicyKind, PolicyParams};
 use crate::rng::StreamKey;
 use crate::stats::{RepStats, Series, Summary, compare};
 use crate::with_policy;
+use crate::workload::{Arrivals, ExpDemands, PoissonGaps, Service};
 
 /// Told of each finished replication and of work added on the way (from any worker thread).
 pub type Progress<'a> = &'a dyn Reporter;
@@ -100,12 +101,34 @@ pub struct Scenario {
     pub track_levels: bool,
     /// Peak-EWMA decay constant.
     pub tau: f64,
+    /// The arrival process and the service distribution.
+    pub workload: Workload,
+}
+
+/// What requests are, beyond the farm's rates and load.
+#[derive(Debug, Clone, Default)]
+pub struct Workload {
+    /// The arrival process; `None`: Poisson at the farm's load (the article's model).
+    pub arrivals: Option<Arrivals>,
+    /// Service demands (mean 1); the default is `Exp(1)`.
+    pub service: Service,
+    /// Added to the key of the workload stream: empty for Poisson arrivals with exponential
+    /// service, so that the article's commands keep their streams (and their numbers); else the
+    /// canonical form of the arrivals and the service, so that every workload has its own.
+    pub key: String,
 }
 
 impl Scenario {
-    /// Live information, no levels.
+    /// Live information, no levels, the article's workload.
     pub fn live(farm: Farm, policy: PolicyKind, tau: f64) -> Scenario {
-        Scenario { farm, policy, info: Information::Live, track_levels: false, tau }
+        Scenario {
+            farm,
+            policy,
+            info: Information::Live,
+            track_levels: false,
+            tau,
+            workload: Workload::default(),
+        }
     }
 }
 
@@ -116,12 +139,35 @@ impl Scenario {
 /// coin flips) by the same, under another label. The warm-up only decides what is measured: the
 /// same replication with another warm-up goes through the same states.
 pub fn run_replication(sc: &Scenario, run: &RunConfig, seed: u64, rep: u64) -> RepStats {
-    let key = |label| StreamKey::new(seed, label).f64s(&sc.farm.rates).f64(sc.farm.load).u64(rep);
+    let key = |label| {
+        let k = StreamKey::new(seed, label).f64s(&sc.farm.rates).f64(sc.farm.load);
+        let k = if sc.workload.key.is_empty() { k } else { k.str(&sc.workload.key) };
+        k.u64(rep)
+    };
     let opts =
         SimOptions { info: sc.info, track_levels: sc.track_levels, queue_guard: run.queue_guard };
     let params = PolicyParams { rates: &sc.farm.rates, tau: sc.tau };
     let (workload, coins) = (key("workload").rng(), key("policy").rng());
-    with_policy!(sc.policy, &params, |p| simulate(&sc.farm, run.length(), opts, p, workload, coins))
+    let len = run.length();
+    let w = &sc.workload;
+    match &w.arrivals {
+        // The article's workload: its own monomorphised loop, one inlined draw per gap and demand.
+        None if w.service.is_exp() => {
+            let mut gaps = PoissonGaps(sc.farm.arrival_rate());
+            with_policy!(sc.policy, &params, |p| {
+                simulate(&sc.farm, len, opts, p, &mut gaps, &ExpDemands, workload, coins)
+            })
+        }
+        arrivals => {
+            let mut gaps = match arrivals {
+                Some(a) => a.process(),
+                None => Arrivals::poisson(sc.farm.arrival_rate()).process(),
+            };
+            with_policy!(sc.policy, &params, |p| {
+                simulate(&sc.farm, len, opts, p, &mut gaps, &w.service, workload, coins)
+            })
+        }
+    }
 }
 
 /// What one scenario's replications gave.

@@ -8,7 +8,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    Outcome, Progress, STEADY_NOTE, Scenario, run_scenarios, steadiness_mark, stop_warnings,
+    Outcome, Progress, STEADY_NOTE, Scenario, Workload, run_scenarios, steadiness_mark,
+    stop_warnings,
 };
 use crate::config::{Common, RunConfig};
 use crate::model::{Farm, Information};
@@ -41,6 +42,10 @@ pub struct Point {
     pub policies: Vec<PolicySpec>,
     /// Its run length.
     pub run: RunConfig,
+    /// Utilisation (the arrival rate over the farm's capacity).
+    pub load: f64,
+    /// The arrival process and the service distribution.
+    pub workload: Workload,
 }
 
 /// `lbsim run`, validated.
@@ -60,7 +65,7 @@ pub struct RunScenario {
 impl Point {
     /// The runnable scenarios of this point, one per policy.
     pub fn scenarios(&self) -> Vec<Scenario> {
-        let farm = Farm { rates: self.spec.rates(), load: self.spec.load() };
+        let farm = Farm { rates: self.spec.rates(), load: self.load };
         self.policies
             .iter()
             .map(|p| Scenario {
@@ -80,6 +85,7 @@ impl Point {
                 },
                 track_levels: false,
                 tau: p.tau,
+                workload: self.workload.clone(),
             })
             .collect()
     }

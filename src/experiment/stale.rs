@@ -9,8 +9,8 @@
 use serde::Serialize;
 
 use super::{
-    Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios, steadiness_mark,
-    stop_warnings, total_events,
+    Progress, Reading, STEADY_NOTE, Scenario, Workload, params, readings, run_scenarios,
+    steadiness_mark, stop_warnings, total_events,
 };
 use crate::config::{Common, StaleConfig};
 use crate::model::{Farm, Information};
@@ -66,6 +66,7 @@ pub fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Report, u64) {
                 info: information(p, period),
                 track_levels: false,
                 tau: 1.0,
+                workload: Workload::default(),
             })
         })
         .collect();

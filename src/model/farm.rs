@@ -2,14 +2,12 @@
 
 use std::collections::VecDeque;
 
-use rand::RngExt;
-use rand_distr::Exp1;
-
 use crate::engine::{SimTime, Simulation};
 use crate::model::LoadTable;
 use crate::policy::Policy;
 use crate::rng::SimRng;
 use crate::stats::{LatencyHistogram, RepStats, SeriesRecorder};
+use crate::workload::{Demands, Gaps};
 
 /// The workload: server rates and utilisation.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,17 +135,20 @@ impl Levels {
     }
 }
 
-/// Runs one replication: `workload` draws arrivals and demands, `coins` is the policy's own.
-pub fn simulate<P: Policy>(
+/// Runs one replication: `arrivals` and `service` draw the gaps and demands from `workload`,
+/// `coins` is the policy's own stream. A trace that ends before `len` asks ends the arrivals.
+#[allow(clippy::too_many_arguments)]
+pub fn simulate<P: Policy, A: Gaps, S: Demands>(
     farm: &Farm,
     len: RunLength,
     opts: SimOptions,
     mut policy: P,
+    arrivals: &mut A,
+    service: &S,
     mut workload: SimRng,
     mut coins: SimRng,
 ) -> RepStats {
     let n = farm.rates.len();
-    let arrival_rate = farm.arrival_rate();
     let total = len.warmup + len.requests;
     let mid = len.warmup + len.requests / 2;
     let (live, dispatch_updates) = match opts.info {
@@ -163,11 +164,15 @@ pub fn simulate<P: Policy>(
     let mut latencies = LatencyHistogram::recorder();
     let mut sim = Simulation::with_capacity(n + 2);
 
-    let mut arrivals = 0u64;
+    let mut arrived = 0u64;
     let (mut t_first, mut t_mid) = (f64::INFINITY, f64::INFINITY);
 
-    let first: f64 = workload.sample(Exp1);
-    sim.schedule(SimTime::new(first / arrival_rate), Event::Arrival).expect("future");
+    // Set once no further arrival is scheduled: board posts stop then too.
+    let mut arrivals_over = true;
+    if let Some(first) = arrivals.next_gap(&mut workload) {
+        sim.schedule(SimTime::new(first), Event::Arrival).expect("future");
+        arrivals_over = false;
+    }
     if let Information::Board { period, .. } = opts.info {
         sim.schedule_class(SimTime::new(period), POST_CLASS, Event::Post).expect("future");
     }
@@ -178,26 +183,25 @@ pub fn simulate<P: Policy>(
         let t = now.get();
         match event {
             Event::Arrival => {
-                if arrivals == len.warmup {
+                if arrived == len.warmup {
                     t_first = t;
                     stats.max_queue = queues.iter().map(|q| q.len() as u32).max().unwrap_or(0);
                     if let Some(l) = &mut levels {
                         l.open(t);
                     }
                 }
-                if arrivals == mid {
+                if arrived == mid {
                     t_mid = t;
                 }
-                let demand: f64 = workload.sample(Exp1);
+                let demand = service.demand(&mut workload);
                 // The gap to the next arrival is the stream's next draw; taking it here (the last
                 // arrival's is never used) lets its division overlap with the dispatch.
-                let gap: f64 = workload.sample(Exp1);
-                let next_arrival = t + gap / arrival_rate;
+                let gap = arrivals.next_gap(&mut workload);
                 let s = policy.pick(&table, now, &mut coins);
                 let service = demand / farm.rates[s];
-                series.arrival(arrivals);
+                series.arrival(arrived);
                 let q = &mut queues[s];
-                q.push_back(Job { arrival: t, service, index: arrivals });
+                q.push_back(Job { arrival: t, service, index: arrived });
                 let qlen = q.len();
                 if qlen == 1 {
                     sim.schedule(SimTime::new(t + service), Event::Departure(s as u32))
@@ -209,7 +213,7 @@ pub fn simulate<P: Policy>(
                 if let Some(l) = &mut levels {
                     l.change(qlen, true, t);
                 }
-                if arrivals >= len.warmup {
+                if arrived >= len.warmup {
                     stats.max_queue = stats.max_queue.max(qlen as u32);
                     stats.picks[s] += 1;
                 }
@@ -222,10 +226,11 @@ pub fn simulate<P: Policy>(
                     ));
                     break;
                 }
-                arrivals += 1;
-                if arrivals < total {
-                    sim.schedule(SimTime::new(next_arrival), Event::Arrival).expect("future");
+                arrived += 1;
+                if let Some(gap) = gap.filter(|_| arrived < total) {
+                    sim.schedule(SimTime::new(t + gap), Event::Arrival).expect("future");
                 } else {
+                    arrivals_over = true;
                     stats.server_time = n as f64 * (t - t_first);
                     if let Some(l) = &mut levels {
                         l.close(t);
@@ -265,9 +270,7 @@ pub fn simulate<P: Policy>(
             }
             Event::Post => {
                 table.set_all(queues.iter().map(|q| q.len() as u32));
-                if arrivals < total
-                    && let Information::Board { period, .. } = opts.info
-                {
+                if !arrivals_over && let Information::Board { period, .. } = opts.info {
                     sim.schedule_class(SimTime::new(t + period), POST_CLASS, Event::Post)
                         .expect("future");
                 }

@@ -34,6 +34,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
+use crate::workload::{ArrivalSpec, Arrivals, Service, ServiceSpec};
+
 /// The default policies of a scenario.
 pub const DEFAULT_POLICIES: [&str; 3] = ["random", "p2c", "jsq"];
 
@@ -47,9 +49,11 @@ pub struct Spec {
     pub policies: Vec<String>,
     /// The servers.
     pub farm: FarmSpec,
-    /// How requests arrive.
-    pub arrivals: ArrivalsSpec,
-    /// How long requests take.
+    /// How requests arrive (`kind` defaults to `"poisson"`).
+    #[serde(deserialize_with = "with_default_kind::<_, ArrivalSpec, 0>")]
+    pub arrivals: ArrivalSpec,
+    /// How long requests take (mean 1, divided by the server's rate; `kind` defaults to `"exp"`).
+    #[serde(deserialize_with = "with_default_kind::<_, ServiceSpec, 1>")]
     pub service: ServiceSpec,
     /// What the balancer sees.
     pub info: InfoSpec,
@@ -66,13 +70,31 @@ impl Default for Spec {
             name: "scenario".into(),
             policies: DEFAULT_POLICIES.iter().map(|p| p.to_string()).collect(),
             farm: FarmSpec::default(),
-            arrivals: ArrivalsSpec::default(),
+            arrivals: ArrivalSpec::default(),
             service: ServiceSpec::default(),
             info: InfoSpec::default(),
             run: RunSpec::default(),
             sweep: Table::new(),
         }
     }
+}
+
+/// Reads a `kind`-tagged table whose `kind` may be left out: `"poisson"` for the arrivals
+/// (`KIND` 0), `"exp"` for the service (`KIND` 1).
+fn with_default_kind<'de, D, T, const KIND: usize>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let mut table = Table::deserialize(d)?;
+    if !table.contains_key("kind") {
+        let kind = if KIND == 0 { "poisson" } else { "exp" };
+        table.insert("kind".into(), Value::String(kind.into()));
+    }
+    table.try_into::<T>().map_err(|e| {
+        let section = if KIND == 0 { "arrivals" } else { "service" };
+        serde::de::Error::custom(format!("{section}: {}", e.message().trim()))
+    })
 }
 
 /// `[farm]`: groups of identical servers, listed in order (server indices follow it).
@@ -120,42 +142,8 @@ pub enum Discipline {
     Ps,
 }
 
-/// `[arrivals]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ArrivalsSpec {
-    /// The arrival process.
-    pub kind: String,
-    /// Utilisation: the rate is `load * sum(rate * slots)` (unless `rate` is given).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub load: Option<f64>,
-    /// Total arrival rate, instead of `load`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate: Option<f64>,
-}
-
 /// The load when a file gives neither `arrivals.load` nor `arrivals.rate`.
 pub const DEFAULT_LOAD: f64 = 0.9;
-
-impl Default for ArrivalsSpec {
-    fn default() -> Self {
-        ArrivalsSpec { kind: "poisson".into(), load: None, rate: None }
-    }
-}
-
-/// `[service]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ServiceSpec {
-    /// The demand distribution (mean 1).
-    pub kind: String,
-}
-
-impl Default for ServiceSpec {
-    fn default() -> Self {
-        ServiceSpec { kind: "exp".into() }
-    }
-}
 
 /// `[info]`: what the balancer sees.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -327,9 +315,7 @@ impl Source {
     pub fn spec_of(&self, table: &Table) -> Result<Spec, String> {
         let mut spec =
             table.clone().try_into::<Spec>().map_err(|e| e.message().trim().replace('\n', " "))?;
-        if spec.arrivals.load.is_none() && spec.arrivals.rate.is_none() {
-            spec.arrivals.load = Some(DEFAULT_LOAD);
-        }
+        spec.arrivals.fill_default_load(DEFAULT_LOAD);
         Ok(spec)
     }
 
@@ -380,7 +366,8 @@ impl Source {
                     ScenarioError(format!("{}: at sweep point {}: {e}", self.file, at.join(", ")))
                 })?;
                 spec.validate().map_err(|e| {
-                    let line = self.line_of_key(e.key).map(|l| format!(":{l}")).unwrap_or_default();
+                    let line =
+                        self.line_of_key(&e.key).map(|l| format!(":{l}")).unwrap_or_default();
                     ScenarioError(format!("{}{line}: {}", self.file, e.message))
                 })?;
                 Ok((point, spec))
@@ -437,13 +424,19 @@ fn set_path(table: &mut Table, key: &str, value: Value) -> Result<(), String> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Invalid {
     /// The key, for finding its line.
-    pub key: &'static str,
+    pub key: String,
     /// One line.
     pub message: String,
 }
 
-fn invalid(key: &'static str, message: impl fmt::Display) -> Invalid {
-    Invalid { key, message: format!("{key}: {message}") }
+fn invalid(key: &str, message: impl fmt::Display) -> Invalid {
+    Invalid { key: key.into(), message: format!("{key}: {message}") }
+}
+
+/// A message of the form `key: ...` (as the workload's validation gives) as an [`Invalid`].
+fn keyed(message: String) -> Invalid {
+    let key = message.split(':').next().unwrap_or_default().trim().to_string();
+    Invalid { key, message }
 }
 
 /// `c` if it lies in `min..=max`.
@@ -499,32 +492,20 @@ impl Spec {
                 "only 1 slot per server is simulated in this version",
             ));
         }
-        if self.arrivals.kind != "poisson" {
-            return Err(invalid(
-                "arrivals.kind",
-                format!("'{}': expected \"poisson\"", self.arrivals.kind),
-            ));
-        }
-        match (self.arrivals.load, self.arrivals.rate) {
-            (Some(l), None) if (limits::MIN_LOAD..1.0).contains(&l) => {}
-            (Some(l), None) => {
-                return Err(invalid("arrivals.load", format!("expected 0 < load < 1, got {l}")));
+        self.arrivals.validate().map_err(keyed)?;
+        match self.arrivals.load_rate() {
+            Some((Some(load), _)) if !(limits::MIN_LOAD..1.0).contains(&load) => {
+                return Err(invalid("arrivals.load", format!("expected 0 < load < 1, got {load}")));
             }
-            (None, Some(r)) if r > 0.0 && r.is_finite() => {}
-            (None, Some(r)) => {
-                return Err(invalid("arrivals.rate", format!("expected a rate > 0, got {r}")));
+            Some((None, Some(rate))) if rate >= self.capacity() => {
+                return Err(invalid(
+                    "arrivals.rate",
+                    format!("{rate} is at or above the farm's capacity {}", self.capacity()),
+                ));
             }
-            (Some(_), Some(_)) => {
-                return Err(invalid("arrivals.rate", "give load or rate, not both"));
-            }
-            (None, None) => return Err(invalid("arrivals.load", "give load or rate")),
+            _ => {}
         }
-        if self.service.kind != "exp" {
-            return Err(invalid(
-                "service.kind",
-                format!("'{}': expected \"exp\"", self.service.kind),
-            ));
-        }
+        self.service.validate().map_err(keyed)?;
         match self.info.kind.as_str() {
             "live" => {
                 if self.info.period.is_some() || self.info.local {
@@ -581,13 +562,16 @@ impl Spec {
             .collect()
     }
 
-    /// Utilisation: `load`, or `rate` over the farm's capacity.
-    pub fn load(&self) -> f64 {
-        match (self.arrivals.load, self.arrivals.rate) {
-            (Some(l), _) => l,
-            (None, Some(r)) => r / self.rates().iter().sum::<f64>(),
-            (None, None) => f64::NAN,
-        }
+    /// The farm's capacity: the sum of the servers' rates.
+    pub fn capacity(&self) -> f64 {
+        self.rates().iter().sum()
+    }
+
+    /// The arrival process and the service distribution, files read (relative to `dir`).
+    pub fn workload(&self, dir: &Path) -> Result<(Arrivals, Service), String> {
+        let arrivals = self.arrivals.build(self.capacity(), dir)?;
+        let service = self.service.build(dir)?;
+        Ok((arrivals, service))
     }
 
     /// The canonical form: every key, defaults filled in, in a fixed order.

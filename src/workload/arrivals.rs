@@ -84,7 +84,8 @@ fn bad(key: &str, what: &str, got: impl std::fmt::Display) -> Result<(), String>
 
 impl ArrivalSpec {
     /// `(load, rate)` of a parametric kind, `None` for a trace.
-    fn load_rate(&self) -> Option<(Option<f64>, Option<f64>)> {
+    /// `(load, rate)` as given, for the parametric kinds; `None` for a trace.
+    pub fn load_rate(&self) -> Option<(Option<f64>, Option<f64>)> {
         match *self {
             ArrivalSpec::Poisson { load, rate }
             | ArrivalSpec::Renewal { load, rate, .. }

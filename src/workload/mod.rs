@@ -128,3 +128,59 @@ pub(crate) mod tests {
         }
     }
 }
+
+use rand::RngExt;
+use rand_distr::Exp1;
+
+use crate::rng::SimRng;
+
+/// Where the simulation's gaps between arrivals come from. The event loop is generic over it, so
+/// that the article's Poisson stream ([`PoissonGaps`]) is one inlined draw and a division, while
+/// every other process goes through [`ArrivalProcess`].
+pub trait Gaps {
+    /// The gap to the next arrival, or `None` when the arrivals have ended.
+    fn next_gap(&mut self, rng: &mut SimRng) -> Option<f64>;
+}
+
+/// Where the simulation's service demands come from (mean 1); see [`Gaps`].
+pub trait Demands {
+    /// One demand.
+    fn demand(&self, rng: &mut SimRng) -> f64;
+}
+
+/// Poisson arrivals at `rate`: exactly what [`ArrivalProcess::next_gap`] gives for Poisson.
+#[derive(Debug, Clone, Copy)]
+pub struct PoissonGaps(pub f64);
+
+impl Gaps for PoissonGaps {
+    #[inline]
+    fn next_gap(&mut self, rng: &mut SimRng) -> Option<f64> {
+        let e: f64 = rng.sample(Exp1);
+        Some(e / self.0)
+    }
+}
+
+/// `Exp(1)` demands: exactly what [`Service::demand`] gives for `exp`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExpDemands;
+
+impl Demands for ExpDemands {
+    #[inline]
+    fn demand(&self, rng: &mut SimRng) -> f64 {
+        rng.sample(Exp1)
+    }
+}
+
+impl Gaps for ArrivalProcess {
+    #[inline]
+    fn next_gap(&mut self, rng: &mut SimRng) -> Option<f64> {
+        ArrivalProcess::next_gap(self, rng)
+    }
+}
+
+impl Demands for Service {
+    #[inline]
+    fn demand(&self, rng: &mut SimRng) -> f64 {
+        Service::demand(self, rng)
+    }
+}
