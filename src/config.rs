@@ -763,10 +763,22 @@ fn run_scenario(
             }
         }
         check_swrr(&policies.iter().map(|p| p.kind).collect::<Vec<_>>(), &spec.rates())?;
-        let run = run_config(&spec);
+        let mut run = run_config(&spec);
         let (arrivals, service) =
             spec.workload(&source.dir).map_err(|e| UsageError(format!("{}: {e}", source.file)))?;
+        // A trace ends the run: measure what it holds after the warm-up.
+        if let Some(len) = arrivals.trace_len() {
+            let len = len as u64;
+            if len < run.warmup + 2 {
+                return Err(UsageError(format!(
+                    "{}: run.warmup: the trace holds {len} arrivals, not enough for a warm-up of {} and 2 measured",
+                    source.file, run.warmup
+                )));
+            }
+            run.requests = run.requests.min(len - run.warmup);
+        }
         let load = arrivals.load(spec.capacity());
+        let heavy_tail = service.infinite_variance();
         if !(limits::MIN_LOAD..1.0).contains(&load) {
             return Err(UsageError(format!(
                 "{}: arrivals: the trace's rate is {load:.3} of the farm's capacity; expected 0 < load < 1",
@@ -784,7 +796,7 @@ fn run_scenario(
             let key = format!("{}|{}", canonical(&spec.arrivals), canonical(&spec.service));
             crate::experiment::Workload { arrivals: Some(arrivals), service, key }
         };
-        resolved.push(Point { keys, spec, policies, run, load, workload });
+        resolved.push(Point { keys, spec, policies, run, load, workload, heavy_tail });
     }
     let scenarios: usize = resolved.iter().map(|p| p.policies.len()).sum();
     let servers = resolved.iter().map(|p| p.spec.rates().len()).max().unwrap_or(0);

@@ -86,6 +86,13 @@ pub fn fixed_point_mean(lambda: f64, d: u32) -> f64 {
     sum / lambda
 }
 
+/// Mean sojourn of an M/G/1 queue with service rate 1 (mean service 1) at utilisation `rho`,
+/// whose service time has squared coefficient of variation `scv`: Pollaczek-Khinchine,
+/// `1 + rho (1 + scv) / (2 (1 - rho))`.
+pub fn mg1_mean(rho: f64, scv: f64) -> f64 {
+    1.0 + rho * (1.0 + scv) / (2.0 * (1.0 - rho))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

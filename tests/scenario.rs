@@ -161,3 +161,61 @@ fn print_shows_the_file_as_read_and_reads_back_the_same() {
         "the canonical form is a fixed point"
     );
 }
+
+#[test]
+fn every_example_scenario_runs() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4, "{files:?}");
+    for f in files {
+        let file = f.to_string_lossy();
+        let out = lbsim(&[
+            "run",
+            &file,
+            "-q",
+            "--set",
+            "run.requests=4000",
+            "--set",
+            "run.warmup=1000",
+            "--set",
+            "run.seeds=2",
+            "--format",
+            "csv",
+        ]);
+        assert!(out.status.success(), "{file}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn a_trace_of_a_poisson_stream_replays_as_poisson_and_to_the_same_bytes() {
+    // 220,000 timestamps of a Poisson stream at 16 per unit time, on 20 rate-1 servers under
+    // random: each server is M/M/1 at 0.8 (mean sojourn 5). Every replication replays the same
+    // arrivals (only the demands and the coin flips differ), so the interval over replications
+    // leaves out the arrivals' share of the variance: the tolerance is 3 half-widths.
+    use lbsim::rng::StreamKey;
+    use rand::RngExt;
+    let dir = Dir::new("trace");
+    let mut rng = StreamKey::new(5, "trace-test").rng();
+    let mut t = 0.0;
+    let mut csv = String::from("time\n");
+    for _ in 0..220_000 {
+        t += rng.sample::<f64, _>(rand_distr::Exp1) / 16.0;
+        csv.push_str(&format!("{t}\n"));
+    }
+    dir.file("poisson.csv", &csv);
+    let file = dir.file(
+        "trace.toml",
+        "policies = [\"random\"]\n[farm]\ngroups = [{ name = \"s\", count = 20, rate = 1.0 }]\n\
+         [arrivals]\nkind = \"trace\"\nfile = \"poisson.csv\"\n[run]\nrequests = 2e5\nwarmup = 2e4\nseeds = 8\n",
+    );
+    let once = lbsim_ok(&["run", &file, "--format", "csv", "-q"]);
+    assert_eq!(once, lbsim_ok(&["run", &file, "--format", "csv", "-q", "--threads", "1"]));
+    let mean: f64 = column(&once, "mean")[0].parse().unwrap();
+    let ci: f64 = column(&once, "mean_ci95")[0].parse().unwrap();
+    assert!((mean - 5.0).abs() <= 3.0 * ci, "{mean} +- {ci}");
+}

@@ -224,3 +224,90 @@ fn bins_two_choices_at_a_million_gives_four() {
     let one = median(&loads(1));
     assert!((8.0..=12.0).contains(&one), "d = 1: {one}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Scenario workloads: other service distributions and arrival processes.
+
+use lbsim::stats::Summary;
+use lbsim::workload::{ArrivalSpec, ServiceSpec};
+
+/// `random` on `n` rate-1 servers, with the given arrivals and service, as `lbsim run`
+/// builds it (the canonical forms key the streams).
+fn workload(n: usize, arrivals: ArrivalSpec, service: ServiceSpec) -> Scenario {
+    let dir = std::path::Path::new(".");
+    let a = arrivals.build(n as f64, dir).expect("valid arrivals");
+    let s = service.build(dir).expect("valid service");
+    let key = format!("{arrivals:?}|{service:?}");
+    let mut sc = live(n, a.load(n as f64), PolicyKind::Random);
+    sc.workload = Workload { arrivals: Some(a), service: s, key };
+    sc
+}
+
+fn summary(sc: Scenario, warmup: u64, requests: u64, seeds: u64) -> Summary {
+    let reps = replicate(sc, &run_length(warmup, requests), seeds, 3);
+    Summary::from_reps(&reps, requests)
+}
+
+/// `|got - want|` within `k` half-widths of the 95% t interval over replications; the interval
+/// must itself be informative (under 5% of `want`), or the check would prove nothing.
+fn within_ci(what: &str, got: &Summary, want: f64, k: f64) {
+    let ci = got.mean_ci95.expect("several replications");
+    assert!(ci < 0.05 * want, "{what}: interval {ci} too wide to test against {want}");
+    assert!((got.mean - want).abs() <= k * ci, "{what}: {} +- {ci}, expected {want}", got.mean);
+}
+
+#[test]
+fn random_makes_each_server_m_g_1_pollaczek_khinchine() {
+    // Random splitting of Poisson arrivals gives each server Poisson arrivals: M/G/1, whose mean
+    // sojourn is Pollaczek-Khinchine's. 20 servers, 10 replications of 2e5 requests (1e5 per
+    // server in all); the warm-up of 2e4 arrivals is 1,000 time units per server, over twice the
+    // relaxation time of the slowest case (hyperexp scv 4 at 0.8: (1 + scv)/(1 - sqrt(rho))^2 ~
+    // 450). The tolerance is two half-widths of the t interval over the 10 replications, about
+    // 4.5 standard errors of the mean.
+    let services = [
+        ServiceSpec::Det,
+        ServiceSpec::Erlang { k: 4 },
+        ServiceSpec::Hyperexp { scv: 4.0 },
+        ServiceSpec::Lognormal { scv: 1.5 },
+    ];
+    for load in [0.5, 0.8] {
+        for service in &services {
+            let scv = service.scv();
+            let arrivals = ArrivalSpec::Poisson { load: Some(load), rate: None };
+            let s = summary(workload(20, arrivals, service.clone()), 20_000, 200_000, 10);
+            within_ci(&format!("{service:?} at {load}"), &s, mg1_mean(load, scv), 2.0);
+        }
+    }
+}
+
+#[test]
+fn renewal_arrivals_with_scv_1_behave_as_poisson() {
+    // Gamma gaps with SCV 1 are exponential: the same model as Poisson, drawn differently, so
+    // the two means agree within their combined intervals (independent streams: the canonical
+    // forms differ), and both match M/M/1.
+    let poisson = ArrivalSpec::Poisson { load: Some(0.8), rate: None };
+    let renewal = ArrivalSpec::Renewal { load: Some(0.8), rate: None, scv: 1.0 };
+    let a = summary(workload(20, poisson, ServiceSpec::Exp), 20_000, 200_000, 10);
+    let b = summary(workload(20, renewal, ServiceSpec::Exp), 20_000, 200_000, 10);
+    let (ca, cb) = (a.mean_ci95.unwrap(), b.mean_ci95.unwrap());
+    assert!(
+        (a.mean - b.mean).abs() <= 2.0 * (ca * ca + cb * cb).sqrt(),
+        "{} vs {}",
+        a.mean,
+        b.mean
+    );
+    within_ci("renewal scv 1", &b, mm1_mean(0.8), 2.0);
+}
+
+#[test]
+fn round_robin_with_deterministic_arrivals_and_service_never_waits() {
+    // Arrivals exactly 1/(0.8 * 10) apart dealt in turn to 10 servers: each server sees one
+    // every 1.25 time units and serves it in exactly 1, so nobody waits and every sojourn is 1.
+    let arrivals = ArrivalSpec::Renewal { load: Some(0.8), rate: None, scv: 0.0 };
+    let mut sc = workload(10, arrivals, ServiceSpec::Det);
+    sc.policy = PolicyKind::RoundRobin;
+    let s = summary(sc, 1_000, 10_000, 2);
+    assert!((s.mean - 1.0).abs() < 1e-9, "{}", s.mean);
+    assert!((s.merged.quantile(0.999) - 1.0).abs() < 1e-3);
+    assert_eq!(s.max_queue, 1);
+}

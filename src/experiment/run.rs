@@ -46,7 +46,13 @@ pub struct Point {
     pub load: f64,
     /// The arrival process and the service distribution.
     pub workload: Workload,
+    /// The service variance is infinite (pareto with alpha <= 2): the mean wait diverges.
+    pub heavy_tail: bool,
 }
+
+/// The note and warning for a point whose service variance is infinite.
+pub const HEAVY_TAIL: &str = "infinite service variance (pareto alpha <= 2): the mean waiting time \
+diverges (Pollaczek-Khinchine), so the mean grows with the run and has no interval";
 
 /// `lbsim run`, validated.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -114,15 +120,29 @@ pub fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Report, u64) {
         events += super::total_events(&outcomes);
         warnings.extend(stop_warnings(&scenarios, &outcomes, &point.run));
         for (p, o) in point.policies.iter().zip(&outcomes) {
-            rows.push(row(point, p, o));
-            marks.push(steadiness_mark(&o.summary, &point.run));
+            let mut r = row(point, p, o);
+            let mut mark = steadiness_mark(&o.summary, &point.run);
+            if point.heavy_tail {
+                r.insert("mean_ci95".into(), Value::Null);
+                mark = Some(mark.map_or("infinite service variance: no interval".into(), |m| {
+                    format!("infinite service variance: no interval; {m}")
+                }));
+            }
+            rows.push(r);
+            marks.push(mark);
         }
+    }
+    if cfg.points.iter().any(|p| p.heavy_tail) {
+        warnings.insert(0, format!("warning: {HEAVY_TAIL}"));
     }
     let mut report = Report::new("run", &super::params(c, cfg), &rows);
     report.marks = marks;
     report.warnings = warnings;
     if rows.iter().any(|r| r.get("steady") == Some(&Value::Bool(false))) {
         report.notes.push(STEADY_NOTE.into());
+    }
+    if cfg.points.iter().any(|p| p.heavy_tail) {
+        report.notes.push(HEAVY_TAIL.into());
     }
     (report, events)
 }

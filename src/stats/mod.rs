@@ -27,7 +27,7 @@ pub fn median(xs: &[f64]) -> f64 {
 
 /// Whether a row's measured window is in steady state, read from its output series by MSER-5
 /// ([`series`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Steadiness {
     /// The transient ended before measuring started.
     Steady,
@@ -45,11 +45,23 @@ pub enum Steadiness {
         /// Arrivals per replication, warm-up included.
         arrivals: u64,
     },
+    /// The mean of the second half of the measured requests is outside [`DRIFT_BAND`] times that
+    /// of the first half: a trend across the measured window. MSER-5 reads a start-up bias, but
+    /// a trend that is slow next to the noise (an overloaded minority of servers, bursts longer
+    /// than the run) leaves its minimum at zero; the halves see it.
+    Drift {
+        /// Second-half mean over first-half mean.
+        drift: f64,
+    },
     /// Too few arrivals to judge: MSER-5 needs [`series::MIN_BATCHES`] batches of five, and a
     /// farm whose servers saw fewer than [`MIN_ARRIVALS_PER_SERVER`] arrivals each has not begun
     /// to fill (its transient is longer than the run, so the series shows no trend to read).
     TooShort,
 }
+
+/// The drift (second half of the measured requests over the first half) of a steady row lies in
+/// this band (SPEC §1).
+pub const DRIFT_BAND: std::ops::RangeInclusive<f64> = 0.9..=1.1;
 
 /// Fewest arrivals per server (warm-up included) a replication needs before its series can show
 /// a steady state: at 330 arrivals on 1,000 servers the series is flat only because almost every
@@ -80,6 +92,10 @@ impl Steadiness {
         let warmup = used.iter().map(|r| r.warmup).sum::<u64>() / used.len().max(1) as u64;
         if !t.trusted {
             return Steadiness::Trend { arrivals: avg.means.len() as u64 * avg.cell };
+        }
+        let drift = RepStats::merged(used.iter().copied()).drift();
+        if !DRIFT_BAND.contains(&drift) {
+            return Steadiness::Drift { drift };
         }
         if t.arrivals > warmup {
             let mean_from = |arrivals: u64| {
@@ -113,6 +129,9 @@ impl Steadiness {
             Steadiness::Trend { arrivals } => Some(format!(
                 "not steady: still trending after {} arrivals; lengthen the run",
                 count(arrivals)
+            )),
+            Steadiness::Drift { drift } => Some(format!(
+                "not steady: drift {drift:.2} (the second half of the measured requests over the first)"
             )),
             Steadiness::TooShort => Some(format!(
                 "not steady: too few arrivals to judge (at least {MIN_ARRIVALS_PER_SERVER} per server)"
