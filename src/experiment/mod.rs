@@ -438,5 +438,6 @@ pub(crate) fn stop_warnings(
 /// The footnote explaining `steady` and `drift`.
 pub(crate) const STEADY_NOTE: &str = "steady: MSER-5 on the replication-averaged sojourn series, \
 warm-up included, finds where the start-up transient ends; a row is not steady when measuring began \
-before that point or the series still trends in its second half: raise --warmup (or --warmup auto) \
-and --requests. drift = mean sojourn of the second half of the measured requests / first half.";
+before that point, the series still trends in its second half, or drift (mean sojourn of the second \
+half of the measured requests / first half) is outside [0.9, 1.1]: raise --warmup (or --warmup auto) \
+and --requests.";
