@@ -139,7 +139,7 @@ fn hetero_swrr_picks_follow_the_weights() {
     let w = integer_weights(&rates);
     assert_eq!((w[0], w[99]), (1, 2));
     let total: u64 = w.iter().sum();
-    let sc = Scenario::live(Farm { rates, load: 0.8 }, PolicyKind::Swrr, 10.0);
+    let sc = Scenario::live(Farm::new(rates, 0.8), PolicyKind::Swrr, 10.0);
     let rep = run_replication(&sc, &RunConfig::new(777, 180_000, u32::MAX), 1, 0);
     let n: u64 = rep.picks.iter().sum();
     assert_eq!(n, 180_000);

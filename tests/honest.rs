@@ -234,7 +234,7 @@ fn paired_intervals_are_narrower_where_replications_share_their_noise() {
     // interval by under 10%, not 3x.
     let mut rates = vec![0.5; 20];
     rates.resize(100, 1.0);
-    let farm = Farm { rates, load: 0.8 };
+    let farm = Farm::new(rates, 0.8);
     let scenarios: Vec<Scenario> = ["p2c", "swrr", "p2c-pewma"]
         .iter()
         .map(|p| Scenario::live(farm.clone(), PolicyKind::parse(p).unwrap(), 10.0))

@@ -2,6 +2,7 @@
 
 mod cli;
 mod determinism;
+mod engine;
 mod experiments;
 mod honest;
 mod regression;

@@ -88,7 +88,7 @@ pub fn stability(policy: PolicyKind, farm: &Farm, s: &Summary) -> (bool, Option<
 
 /// Runs `hetero`; returns the report and the number of events simulated.
 pub fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Report, u64) {
-    let farm = Farm { rates: cfg.rates(), load: cfg.load };
+    let farm = Farm::new(cfg.rates(), cfg.load);
     let scenarios: Vec<Scenario> =
         cfg.policies.iter().map(|&p| Scenario::live(farm.clone(), p, cfg.tau)).collect();
     let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);

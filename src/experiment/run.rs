@@ -3,7 +3,9 @@
 //! Plan: each sweep point ([`crate::scenario`]) is a workload; each policy on it is a row. A point
 //! resolves into the same [`Scenario`] values the built-in commands run, so a file written by a
 //! command's `--print-scenario` gives that command's numbers to the bit: the random streams are
-//! keyed by the workload (rates, load), the seed and the replication, as everywhere.
+//! keyed by the workload (rates, load), the seed and the replication, as everywhere. Slots, the
+//! discipline and `[[events]]` do not enter the key: the same file with another discipline, or
+//! without its events, sees the same requests (common random numbers).
 
 use serde_json::{Map, Value};
 
@@ -71,7 +73,13 @@ pub struct RunScenario {
 impl Point {
     /// The runnable scenarios of this point, one per policy.
     pub fn scenarios(&self) -> Vec<Scenario> {
-        let farm = Farm { rates: self.spec.rates(), load: self.load };
+        let farm = Farm {
+            rates: self.spec.rates(),
+            load: self.load,
+            slots: self.spec.farm.slots,
+            discipline: self.spec.farm.discipline,
+            events: self.spec.rate_changes(),
+        };
         self.policies
             .iter()
             .map(|p| Scenario {

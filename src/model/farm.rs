@@ -1,6 +1,12 @@
 //! One replication of a farm under a policy and an information model.
+//!
+//! [`simulate`] picks one of two monomorphised event loops: the article's farm (one FIFO worker
+//! per server, rates fixed) runs the loop below, whose only per-server state is a queue; any
+//! other farm (slots, processor sharing, rate changes) runs the general loop of
+//! [`general`](super::general). Both draw the same streams in the same order.
 
 use std::collections::VecDeque;
+use std::ops::Range;
 
 use crate::engine::{SimTime, Simulation};
 use crate::model::LoadTable;
@@ -9,24 +15,69 @@ use crate::rng::SimRng;
 use crate::stats::{LatencyHistogram, RepStats, SeriesRecorder};
 use crate::workload::{Demands, Gaps};
 
-/// The workload: server rates and utilisation.
+/// The workload: the servers, how they serve, how their rates change, and the utilisation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Farm {
-    /// Service rate of each server.
+    /// Service rate of each server (of each of its workers), at time 0.
     pub rates: Vec<f64>,
-    /// Utilisation: arrivals come at `load * sum(rates)`.
+    /// Utilisation: arrivals come at `load * slots * sum(rates)`.
     pub load: f64,
+    /// Workers per server (at least 1), sharing the server's one queue.
+    pub slots: u32,
+    /// How a server shares its workers among the requests it holds.
+    pub discipline: Discipline,
+    /// Rate changes during the run, in the order given (simultaneous ones apply in that order).
+    pub events: Vec<RateChange>,
+}
+
+/// How a server serves the requests it holds.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Discipline {
+    /// First in, first out: the `slots` earliest requests present are in service, each at the
+    /// server's rate; the others wait.
+    #[default]
+    Fifo,
+    /// Processor sharing: all `k` requests present are in service at once, each at
+    /// `rate * min(1, slots / k)` (Kleinrock, *Queueing Systems* vol. 1, §4.8; with `slots = c`,
+    /// `c` processors shared equally, none idle while requests wait).
+    Ps,
+}
+
+/// At time `at`, every server in `servers` changes its rate to `rate`. The change applies to the
+/// work remaining at each of them, the requests in service included.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateChange {
+    /// Absolute simulated time (warm-up included), `>= 0`.
+    pub at: f64,
+    /// Server indices.
+    pub servers: Range<usize>,
+    /// The new rate (> 0).
+    pub rate: f64,
 }
 
 impl Farm {
-    /// `n` servers of rate 1.
-    pub fn homogeneous(n: usize, load: f64) -> Farm {
-        Farm { rates: vec![1.0; n], load }
+    /// `rates.len()` single-worker FIFO servers with these rates and no rate changes.
+    pub fn new(rates: Vec<f64>, load: f64) -> Farm {
+        Farm { rates, load, slots: 1, discipline: Discipline::Fifo, events: Vec::new() }
     }
 
-    /// Total arrival rate.
+    /// `n` servers of rate 1.
+    pub fn homogeneous(n: usize, load: f64) -> Farm {
+        Farm::new(vec![1.0; n], load)
+    }
+
+    /// Total arrival rate: `load` times the capacity at time 0, `slots * sum(rates)`.
     pub fn arrival_rate(&self) -> f64 {
-        self.load * self.rates.iter().sum::<f64>()
+        self.load * self.rates.iter().sum::<f64>() * f64::from(self.slots)
+    }
+
+    /// True for the article's farm (one FIFO worker per server, fixed rates), which runs its own
+    /// loop.
+    pub fn is_plain(&self) -> bool {
+        self.slots == 1 && self.discipline == Discipline::Fifo && self.events.is_empty()
     }
 }
 
@@ -75,7 +126,7 @@ enum Event {
 
 /// Board posts go after departures at the same instant: a request that leaves exactly when the
 /// board is posted counts as gone.
-const POST_CLASS: u8 = 1;
+pub(super) const POST_CLASS: u8 = 1;
 
 #[derive(Debug, Clone, Copy)]
 struct Job {
@@ -88,20 +139,20 @@ struct Job {
 /// Time integral of the number of servers with queue `>= i`, updated lazily per level, so each
 /// arrival or departure costs O(1) whatever the number of levels.
 #[derive(Debug, Default)]
-struct Levels {
+pub(super) struct Levels {
     count_ge: Vec<u32>,
-    area: Vec<f64>,
+    pub(super) area: Vec<f64>,
     last: Vec<f64>,
     open: bool,
 }
 
 impl Levels {
-    fn new(n: usize) -> Self {
+    pub(super) fn new(n: usize) -> Self {
         Levels { count_ge: vec![n as u32], area: vec![0.0], last: vec![0.0], open: false }
     }
 
     #[inline]
-    fn change(&mut self, level: usize, up: bool, t: f64) {
+    pub(super) fn change(&mut self, level: usize, up: bool, t: f64) {
         if level >= self.count_ge.len() {
             self.count_ge.push(0);
             self.area.push(0.0);
@@ -118,13 +169,13 @@ impl Levels {
         }
     }
 
-    fn open(&mut self, t: f64) {
+    pub(super) fn open(&mut self, t: f64) {
         self.open = true;
         self.last.iter_mut().for_each(|l| *l = t);
         self.area.iter_mut().for_each(|a| *a = 0.0);
     }
 
-    fn close(&mut self, t: f64) {
+    pub(super) fn close(&mut self, t: f64) {
         if !self.open {
             return;
         }
@@ -137,8 +188,31 @@ impl Levels {
 
 /// Runs one replication: `arrivals` and `service` draw the gaps and demands from `workload`,
 /// `coins` is the policy's own stream. A trace that ends before `len` asks ends the arrivals.
+///
+/// The article's farm ([`Farm::is_plain`]) runs a loop of its own; every other farm runs the
+/// general loop. Given the same farm, both give the same replication.
 #[allow(clippy::too_many_arguments)]
 pub fn simulate<P: Policy, A: Gaps, S: Demands>(
+    farm: &Farm,
+    len: RunLength,
+    opts: SimOptions,
+    policy: P,
+    arrivals: &mut A,
+    service: &S,
+    workload: SimRng,
+    coins: SimRng,
+) -> RepStats {
+    if farm.is_plain() {
+        simulate_plain(farm, len, opts, policy, arrivals, service, workload, coins)
+    } else {
+        super::general::simulate(farm, len, opts, policy, arrivals, service, workload, coins)
+    }
+}
+
+/// The loop of the article's farm: per-server FIFO queues whose front request is in service, and
+/// one pending departure per busy server.
+#[allow(clippy::too_many_arguments)]
+fn simulate_plain<P: Policy, A: Gaps, S: Demands>(
     farm: &Farm,
     len: RunLength,
     opts: SimOptions,

@@ -11,9 +11,14 @@
 //!
 //! [`simulate`] runs one replication on the [`engine`](crate::engine) and returns its
 //! [`RepStats`](crate::stats::RepStats).
+//!
+//! A [`Farm`] may depart from the article's servers: `slots` workers sharing each server's FIFO
+//! queue (M/M/c), processor sharing ([`Discipline::Ps`]), and rate changes during the run
+//! ([`RateChange`]); the loop that simulates them, and its sources, are described in `general.rs`.
 
 mod farm;
+mod general;
 mod load;
 
-pub use farm::{Farm, Information, RunLength, SimOptions, simulate};
+pub use farm::{Discipline, Farm, Information, RateChange, RunLength, SimOptions, simulate};
 pub use load::LoadTable;

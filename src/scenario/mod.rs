@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
+use crate::model::RateChange;
 use crate::workload::{ArrivalSpec, Arrivals, Service, ServiceSpec};
 
 /// The default policies of a scenario.
@@ -62,6 +63,10 @@ pub struct Spec {
     /// Keys swept over lists of values: `"arrivals.load" = [0.5, 0.9]`; several keys form a grid.
     #[serde(skip_serializing_if = "Table::is_empty")]
     pub sweep: Table,
+    /// Rate changes during the run (`[[events]]`), applied in time order, and in file order at
+    /// equal times.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventSpec>,
 }
 
 impl Default for Spec {
@@ -75,6 +80,7 @@ impl Default for Spec {
             info: InfoSpec::default(),
             run: RunSpec::default(),
             sweep: Table::new(),
+            events: Vec::new(),
         }
     }
 }
@@ -105,7 +111,8 @@ pub struct FarmSpec {
     pub groups: Vec<Group>,
     /// Queueing discipline at each server.
     pub discipline: Discipline,
-    /// Parallel workers per server sharing its FIFO queue.
+    /// Parallel workers per server (1 to 1000), sharing its FIFO queue, or its processor time
+    /// under `ps`; each works at the server's rate.
     pub slots: u32,
 }
 
@@ -131,16 +138,22 @@ pub struct Group {
     pub rate: f64,
 }
 
-/// How a server serves the requests it holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Discipline {
-    /// First in, first out.
-    #[default]
-    Fifo,
-    /// Processor sharing.
-    Ps,
+pub use crate::model::Discipline;
+
+/// `[[events]]`: at time `at`, every server of `group` changes its rate to `rate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSpec {
+    /// Absolute simulated time (warm-up included), `>= 0`.
+    pub at: f64,
+    /// The name of a group of `farm.groups`.
+    pub group: String,
+    /// The group's new rate (per worker), from 1e-6 to 1e6.
+    pub rate: f64,
 }
+
+/// The most workers a server may have (`farm.slots`).
+pub const MAX_SLOTS: u32 = 1000;
 
 /// The load when a file gives neither `arrivals.load` nor `arrivals.rate`.
 pub const DEFAULT_LOAD: f64 = 0.9;
@@ -483,14 +496,40 @@ impl Spec {
                 format!("{servers} servers; at most {}", limits::SERVERS),
             ));
         }
-        if self.farm.discipline != Discipline::Fifo {
-            return Err(invalid("farm.discipline", "only \"fifo\" is simulated in this version"));
-        }
-        if self.farm.slots != 1 {
+        if !(1..=MAX_SLOTS).contains(&self.farm.slots) {
             return Err(invalid(
                 "farm.slots",
-                "only 1 slot per server is simulated in this version",
+                format!("expected an integer from 1 to {MAX_SLOTS}, got {}", self.farm.slots),
             ));
+        }
+        let workers = servers.saturating_mul(u64::from(self.farm.slots));
+        if workers > limits::SERVERS {
+            return Err(invalid(
+                "farm.slots",
+                format!("{workers} workers (servers times slots); at most {}", limits::SERVERS),
+            ));
+        }
+        for (i, e) in self.events.iter().enumerate() {
+            let key = "events";
+            let which = format!("event {} (at = {})", i + 1, e.at);
+            if !(e.at.is_finite() && e.at >= 0.0) {
+                return Err(invalid(
+                    key,
+                    format!("event {}: at = {} is not a time >= 0", i + 1, e.at),
+                ));
+            }
+            if !self.farm.groups.iter().any(|g| g.name == e.group) {
+                return Err(invalid(
+                    key,
+                    format!("{which}: group '{}' is not a group of farm.groups", e.group),
+                ));
+            }
+            if !(limits::MIN_RATE..=limits::RATE).contains(&e.rate) {
+                return Err(invalid(
+                    key,
+                    format!("{which}: rate {} is outside 1e-6 to 1e6", e.rate),
+                ));
+            }
         }
         self.arrivals.validate().map_err(keyed)?;
         match self.arrivals.load_rate() {
@@ -562,9 +601,36 @@ impl Spec {
             .collect()
     }
 
-    /// The farm's capacity: the sum of the servers' rates.
+    /// The farm's capacity at time 0: the sum over servers of rate times slots.
     pub fn capacity(&self) -> f64 {
-        self.rates().iter().sum()
+        self.rates().iter().sum::<f64>() * f64::from(self.farm.slots)
+    }
+
+    /// The `[[events]]` as rate changes of server index ranges (groups in order), sorted by time;
+    /// events at the same time keep their file order. The spec must be valid.
+    pub fn rate_changes(&self) -> Vec<RateChange> {
+        let mut start = 0;
+        let ranges: Vec<(&str, std::ops::Range<usize>)> = self
+            .farm
+            .groups
+            .iter()
+            .map(|g| {
+                let r = start..start + g.count as usize;
+                start = r.end;
+                (g.name.as_str(), r)
+            })
+            .collect();
+        let mut changes: Vec<RateChange> = self
+            .events
+            .iter()
+            .map(|e| {
+                let (_, servers) =
+                    ranges.iter().find(|(name, _)| *name == e.group).expect("a validated group");
+                RateChange { at: e.at, servers: servers.clone(), rate: e.rate }
+            })
+            .collect();
+        changes.sort_by(|a, b| a.at.total_cmp(&b.at));
+        changes
     }
 
     /// The arrival process and the service distribution, files read (relative to `dir`).

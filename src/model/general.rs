@@ -1,0 +1,602 @@
+//! The general event loop: servers with several workers, processor sharing, and rate changes.
+//!
+//! What is modelled, per server `s` of rate `r_s` (the rate of each of its workers) with `c`
+//! workers (`slots`):
+//!
+//! - **FIFO with `c` workers.** The server's requests form one FIFO queue; the `c` earliest
+//!   present are in service, each at rate `r_s`, the others wait. Under `random` each server is
+//!   an M/M/c queue, whose mean sojourn is given by Erlang's C formula (A. K. Erlang 1917; see
+//!   Kleinrock, *Queueing Systems* vol. 1, §3.5, or [`mmn_mean`](crate::theory::mmn_mean)).
+//!   With `c = 1` this is the article's server.
+//! - **Processor sharing.** All `k` requests present are in service at once, each receiving work
+//!   at `r_s * min(1, c / k)`: `c` processors shared equally, none idle while `c` or more
+//!   requests are present (`c = 1` is Kleinrock's processor sharing, vol. 1 §4.8 and vol. 2
+//!   §4.4; its M/G/1 mean sojourn `E[S] / (1 - rho)` does not depend on the service
+//!   distribution beyond its mean).
+//! - **Rate changes** ([`RateChange`](super::RateChange)): at time `t` a group's servers take a
+//!   new rate, which applies from then on to the work remaining at each of them, the requests in
+//!   service included: a request in service with departure `d` under rate `r` has `(d - t) r` of
+//!   work left, which now takes `(d - t) r / r'`.
+//!
+//! Queue length, as policies and statistics see it, is the number of requests at the server,
+//! waiting and in service.
+//!
+//! # Bookkeeping
+//!
+//! FIFO keeps, per server, a queue of the requests waiting and an array of its `c` workers, with
+//! a stack of the idle ones: an arrival takes an idle worker in `O(1)` or joins the queue; the
+//! departure event names its worker (`Departure { id: worker }`), so the request that leaves is
+//! found in `O(1)`, and the worker takes the next waiting request.
+//!
+//! Processor sharing keeps, per server, its *virtual work* `V`: the work each request present has
+//! received since the server was last empty (it grows at the per-request rate
+//! `r_s min(1, c/k)`). A request arriving when `V = v` with demand `w` leaves when `V` reaches
+//! its tag `v + w`, so the requests present are a min-heap of tags and the next departure is
+//! `(min tag - V) / (r_s min(1, c/k))` away. Each server has one pending departure event,
+//! rescheduled on every arrival, departure and rate change there.
+//!
+//! Rescheduling leaves the old event in the queue. Each worker (FIFO) or server (PS) carries a
+//! version, bumped whenever its departure is rescheduled; the event carries the version it was
+//! scheduled under and is ignored when it no longer matches (a lazy deletion).
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+
+use super::farm::{Discipline, Farm, Information, Levels, POST_CLASS, RunLength, SimOptions};
+use crate::engine::{SimTime, Simulation};
+use crate::model::LoadTable;
+use crate::policy::Policy;
+use crate::rng::SimRng;
+use crate::stats::{LatencyHistogram, RepStats, SeriesRecorder};
+use crate::workload::{Demands, Gaps};
+
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Arrival,
+    /// The departure from worker `id` (FIFO) or server `id` (PS), if `version` is still current.
+    Departure {
+        id: u32,
+        version: u32,
+    },
+    /// `farm.events[i]` takes effect.
+    Rate(u32),
+    Post,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Job {
+    arrival: f64,
+    /// Demand: service time at rate 1.
+    work: f64,
+    /// Arrival index (0 = the first arrival of the run, warm-up included).
+    index: u64,
+}
+
+#[inline]
+fn schedule(sim: &mut Simulation<Event>, at: f64, ev: Event) {
+    sim.schedule(SimTime::new(at), ev).expect("future");
+}
+
+/// The servers of one discipline: who is in service, and when they leave.
+trait Servers {
+    /// Requests at server `s`, waiting and in service.
+    fn len(&self, s: usize) -> u32;
+    /// `job` joins server `s` at `t`.
+    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Event>);
+    /// The departure event `id`/`version` at `t`: the server and the request that leaves, or
+    /// `None` for a stale event.
+    fn depart(
+        &mut self,
+        id: u32,
+        version: u32,
+        t: f64,
+        sim: &mut Simulation<Event>,
+    ) -> Option<(usize, Job)>;
+    /// Server `s` works at `rate` from `t` on.
+    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Event>);
+}
+
+// ===== FIFO with c workers =====
+
+#[derive(Debug, Clone, Copy)]
+struct Worker {
+    job: Job,
+    /// When `job` leaves at the current rate.
+    done: f64,
+    version: u32,
+    busy: bool,
+}
+
+/// Per-server FIFO queues, each served by `c` workers.
+#[derive(Debug)]
+struct FifoWorkers {
+    c: usize,
+    rates: Vec<f64>,
+    waiting: Vec<VecDeque<Job>>,
+    /// Busy workers per server.
+    busy: Vec<u32>,
+    /// Worker `s * c + j` is server `s`'s `j`-th.
+    workers: Vec<Worker>,
+    /// `idle[s * c..s * c + c - busy[s]]`: server `s`'s idle workers (a stack).
+    idle: Vec<u32>,
+}
+
+impl FifoWorkers {
+    fn new(rates: &[f64], c: usize) -> Self {
+        let n = rates.len();
+        let none = Job { arrival: 0.0, work: 0.0, index: 0 };
+        FifoWorkers {
+            c,
+            rates: rates.to_vec(),
+            waiting: vec![VecDeque::new(); n],
+            busy: vec![0; n],
+            workers: vec![Worker { job: none, done: 0.0, version: 0, busy: false }; n * c],
+            idle: (0..(n * c) as u32).collect(),
+        }
+    }
+
+    /// Worker `w` of server `s` starts `job` at `t`.
+    #[inline]
+    fn start(&mut self, s: usize, w: usize, job: Job, t: f64, sim: &mut Simulation<Event>) {
+        let worker = &mut self.workers[w];
+        worker.version = worker.version.wrapping_add(1);
+        worker.job = job;
+        worker.busy = true;
+        worker.done = t + job.work / self.rates[s];
+        schedule(sim, worker.done, Event::Departure { id: w as u32, version: worker.version });
+    }
+}
+
+impl Servers for FifoWorkers {
+    #[inline]
+    fn len(&self, s: usize) -> u32 {
+        self.busy[s] + self.waiting[s].len() as u32
+    }
+
+    #[inline]
+    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Event>) {
+        let busy = self.busy[s] as usize;
+        if busy < self.c {
+            let w = self.idle[s * self.c + self.c - busy - 1] as usize;
+            self.busy[s] += 1;
+            self.start(s, w, job, t, sim);
+        } else {
+            self.waiting[s].push_back(job);
+        }
+    }
+
+    #[inline]
+    fn depart(
+        &mut self,
+        id: u32,
+        version: u32,
+        t: f64,
+        sim: &mut Simulation<Event>,
+    ) -> Option<(usize, Job)> {
+        let w = id as usize;
+        let worker = self.workers[w];
+        if !worker.busy || worker.version != version {
+            return None;
+        }
+        let s = w / self.c;
+        if let Some(next) = self.waiting[s].pop_front() {
+            self.start(s, w, next, t, sim);
+        } else {
+            self.workers[w].busy = false;
+            let busy = self.busy[s] as usize;
+            self.idle[s * self.c + self.c - busy] = id;
+            self.busy[s] -= 1;
+        }
+        Some((s, worker.job))
+    }
+
+    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Event>) {
+        let old = std::mem::replace(&mut self.rates[s], rate);
+        if old == rate {
+            return;
+        }
+        for w in s * self.c..(s + 1) * self.c {
+            let worker = &mut self.workers[w];
+            if worker.busy {
+                let remaining = (worker.done - t) * old;
+                worker.done = t + remaining / rate;
+                worker.version = worker.version.wrapping_add(1);
+                let ev = Event::Departure { id: w as u32, version: worker.version };
+                schedule(sim, worker.done, ev);
+            }
+        }
+    }
+}
+
+// ===== Processor sharing =====
+
+/// A request at a PS server and the virtual work at which it leaves.
+#[derive(Debug, Clone, Copy)]
+struct Tagged {
+    tag: f64,
+    job: Job,
+}
+
+impl Tagged {
+    /// Tags are non-negative, so their bits order like them; the arrival index breaks ties.
+    fn key(&self) -> (u64, u64) {
+        (self.tag.to_bits(), self.job.index)
+    }
+}
+
+impl PartialEq for Tagged {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Tagged {}
+
+impl PartialOrd for Tagged {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Tagged {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+/// Processor-sharing servers with `c` processors each.
+#[derive(Debug)]
+struct SharedServers {
+    c: f64,
+    rates: Vec<f64>,
+    /// Work each request present has received since the server was last empty.
+    virtual_work: Vec<f64>,
+    /// When `virtual_work` was last brought up to date.
+    since: Vec<f64>,
+    present: Vec<BinaryHeap<Reverse<Tagged>>>,
+    version: Vec<u32>,
+}
+
+impl SharedServers {
+    fn new(rates: &[f64], c: u32) -> Self {
+        let n = rates.len();
+        SharedServers {
+            c: f64::from(c),
+            rates: rates.to_vec(),
+            virtual_work: vec![0.0; n],
+            since: vec![0.0; n],
+            present: vec![BinaryHeap::new(); n],
+            version: vec![0; n],
+        }
+    }
+
+    /// The rate at which each request present at `s` receives work (`s` not empty).
+    #[inline]
+    fn share(&self, s: usize) -> f64 {
+        let k = self.present[s].len() as f64;
+        self.rates[s] * (self.c / k).min(1.0)
+    }
+
+    /// Brings `s`'s virtual work up to `t`.
+    #[inline]
+    fn advance(&mut self, s: usize, t: f64) {
+        if !self.present[s].is_empty() {
+            self.virtual_work[s] += (t - self.since[s]) * self.share(s);
+        }
+        self.since[s] = t;
+    }
+
+    /// Replaces `s`'s pending departure by one for its current state.
+    #[inline]
+    fn reschedule(&mut self, s: usize, t: f64, sim: &mut Simulation<Event>) {
+        self.version[s] = self.version[s].wrapping_add(1);
+        if let Some(Reverse(first)) = self.present[s].peek() {
+            let dt = ((first.tag - self.virtual_work[s]) / self.share(s)).max(0.0);
+            schedule(sim, t + dt, Event::Departure { id: s as u32, version: self.version[s] });
+        }
+    }
+}
+
+impl Servers for SharedServers {
+    #[inline]
+    fn len(&self, s: usize) -> u32 {
+        self.present[s].len() as u32
+    }
+
+    #[inline]
+    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Event>) {
+        self.advance(s, t);
+        self.present[s].push(Reverse(Tagged { tag: self.virtual_work[s] + job.work, job }));
+        self.reschedule(s, t, sim);
+    }
+
+    #[inline]
+    fn depart(
+        &mut self,
+        id: u32,
+        version: u32,
+        t: f64,
+        sim: &mut Simulation<Event>,
+    ) -> Option<(usize, Job)> {
+        let s = id as usize;
+        if self.version[s] != version {
+            return None;
+        }
+        let Reverse(first) = self.present[s].pop().expect("a departure from an empty server");
+        // The event fires when the virtual work reaches the tag: take the tag itself, so that
+        // rounding does not accumulate.
+        self.virtual_work[s] = if self.present[s].is_empty() { 0.0 } else { first.tag };
+        self.since[s] = t;
+        self.reschedule(s, t, sim);
+        Some((s, first.job))
+    }
+
+    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Event>) {
+        if self.rates[s] == rate {
+            return;
+        }
+        self.advance(s, t);
+        self.rates[s] = rate;
+        self.reschedule(s, t, sim);
+    }
+}
+
+// ===== The loop =====
+
+/// Runs one replication of any farm; see [`simulate`](super::simulate).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn simulate<P: Policy, A: Gaps, S: Demands>(
+    farm: &Farm,
+    len: RunLength,
+    opts: SimOptions,
+    policy: P,
+    arrivals: &mut A,
+    service: &S,
+    workload: SimRng,
+    coins: SimRng,
+) -> RepStats {
+    match farm.discipline {
+        Discipline::Fifo => {
+            let servers = FifoWorkers::new(&farm.rates, farm.slots as usize);
+            run(farm, len, opts, policy, arrivals, service, workload, coins, servers)
+        }
+        Discipline::Ps => {
+            let servers = SharedServers::new(&farm.rates, farm.slots);
+            run(farm, len, opts, policy, arrivals, service, workload, coins, servers)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run<P: Policy, A: Gaps, S: Demands, V: Servers>(
+    farm: &Farm,
+    len: RunLength,
+    opts: SimOptions,
+    mut policy: P,
+    arrivals: &mut A,
+    service: &S,
+    mut workload: SimRng,
+    mut coins: SimRng,
+    mut servers: V,
+) -> RepStats {
+    let n = farm.rates.len();
+    let total = len.warmup + len.requests;
+    let mid = len.warmup + len.requests / 2;
+    let (live, dispatch_updates) = match opts.info {
+        Information::Live => (true, true),
+        Information::Board { local, .. } => (false, local),
+    };
+
+    let mut stats = RepStats { picks: vec![0; n], warmup: len.warmup, ..RepStats::default() };
+    let mut series = SeriesRecorder::new();
+    let mut table = LoadTable::new(n, P::NEEDS_SHORTEST);
+    let mut levels = opts.track_levels.then(|| Levels::new(n));
+    let mut latencies = LatencyHistogram::recorder();
+    let mut sim = Simulation::with_capacity(n * farm.slots as usize + farm.events.len() + 2);
+
+    let mut arrived = 0u64;
+    let (mut t_first, mut t_mid) = (f64::INFINITY, f64::INFINITY);
+
+    // Rate changes first: one at the instant of an arrival applies before it.
+    for (i, e) in farm.events.iter().enumerate() {
+        schedule(&mut sim, e.at, Event::Rate(i as u32));
+    }
+    // Set once no further arrival is scheduled: board posts stop then too.
+    let mut arrivals_over = true;
+    if let Some(first) = arrivals.next_gap(&mut workload) {
+        schedule(&mut sim, first, Event::Arrival);
+        arrivals_over = false;
+    }
+    if let Information::Board { period, .. } = opts.info {
+        sim.schedule_class(SimTime::new(period), POST_CLASS, Event::Post).expect("future");
+    }
+
+    while let Some(event) = sim.next_event() {
+        let now = sim.now();
+        let t = now.get();
+        match event {
+            Event::Arrival => {
+                stats.events += 1;
+                if arrived == len.warmup {
+                    t_first = t;
+                    stats.max_queue = (0..n).map(|s| servers.len(s)).max().unwrap_or(0);
+                    if let Some(l) = &mut levels {
+                        l.open(t);
+                    }
+                }
+                if arrived == mid {
+                    t_mid = t;
+                }
+                let work = service.demand(&mut workload);
+                let gap = arrivals.next_gap(&mut workload);
+                let s = policy.pick(&table, now, &mut coins);
+                series.arrival(arrived);
+                servers.arrive(s, Job { arrival: t, work, index: arrived }, t, &mut sim);
+                let qlen = servers.len(s);
+                if dispatch_updates {
+                    table.inc(s);
+                }
+                if let Some(l) = &mut levels {
+                    l.change(qlen as usize, true, t);
+                }
+                if arrived >= len.warmup {
+                    stats.max_queue = stats.max_queue.max(qlen);
+                    stats.picks[s] += 1;
+                }
+                if qlen > opts.queue_guard {
+                    stats.max_queue = stats.max_queue.max(qlen);
+                    stats.stops = 1;
+                    stats.stopped = Some(format!(
+                        "stopped: a queue exceeded --queue-guard {} at t = {t:.1}",
+                        opts.queue_guard
+                    ));
+                    break;
+                }
+                arrived += 1;
+                if let Some(gap) = gap.filter(|_| arrived < total) {
+                    schedule(&mut sim, t + gap, Event::Arrival);
+                } else {
+                    arrivals_over = true;
+                    stats.server_time = n as f64 * (t - t_first);
+                    if let Some(l) = &mut levels {
+                        l.close(t);
+                    }
+                }
+            }
+            Event::Departure { id, version } => {
+                let Some((s, job)) = servers.depart(id, version, t, &mut sim) else {
+                    continue;
+                };
+                stats.events += 1;
+                let qlen = servers.len(s) + 1;
+                let sojourn = t - job.arrival;
+                series.record(job.index, sojourn);
+                if job.arrival >= t_first {
+                    stats.requests += 1;
+                    stats.sum += sojourn;
+                    latencies.record(sojourn);
+                    let half = if job.arrival < t_mid {
+                        &mut stats.first_half
+                    } else {
+                        &mut stats.second_half
+                    };
+                    half.0 += 1;
+                    half.1 += sojourn;
+                }
+                policy.on_departure(s, sojourn, now);
+                if live {
+                    table.dec(s);
+                }
+                if let Some(l) = &mut levels {
+                    l.change(qlen as usize, false, t);
+                }
+            }
+            Event::Rate(i) => {
+                stats.events += 1;
+                let change = &farm.events[i as usize];
+                for s in change.servers.clone() {
+                    servers.set_rate(s, change.rate, t, &mut sim);
+                }
+            }
+            Event::Post => {
+                stats.events += 1;
+                table.set_all((0..n).map(|s| servers.len(s)));
+                if !arrivals_over && let Information::Board { period, .. } = opts.info {
+                    sim.schedule_class(SimTime::new(t + period), POST_CLASS, Event::Post)
+                        .expect("future");
+                }
+            }
+        }
+    }
+    if let Some(l) = &levels {
+        stats.level_area.clone_from(&l.area);
+    }
+    latencies.finish(&mut stats.hist);
+    stats.series = series.finish();
+    stats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs the servers through `arrivals` (time, server, work; in time order) and returns the
+    /// departures (time, arrival index) in order.
+    fn trace<V: Servers>(mut servers: V, arrivals: &[(f64, usize, f64)]) -> Vec<(f64, u64)> {
+        let mut sim = Simulation::new();
+        let mut out = Vec::new();
+        let mut next = 0;
+        loop {
+            // The earliest pending departure, peeked on a copy.
+            let mut probe = sim.clone();
+            let departure = probe.next_event().map(|_| probe.now().get());
+            match (arrivals.get(next), departure) {
+                (Some(&(t, s, work)), d) if d.is_none_or(|d| t < d) => {
+                    let job = Job { arrival: t, work, index: next as u64 };
+                    servers.arrive(s, job, t, &mut sim);
+                    next += 1;
+                }
+                (_, Some(_)) => {
+                    let Some(Event::Departure { id, version }) = sim.next_event() else {
+                        unreachable!("only departures are scheduled")
+                    };
+                    let t = sim.now().get();
+                    if let Some((_, job)) = servers.depart(id, version, t, &mut sim) {
+                        out.push((t, job.index));
+                    }
+                }
+                _ => return out,
+            }
+        }
+    }
+
+    #[test]
+    fn two_workers_serve_the_two_earliest_and_either_may_leave_first() {
+        // Server 0 with two workers: jobs of work 5, 1, 1 at t = 0, 0.5, 0.6. The first two start
+        // at once; the second leaves at 1.5 and the third takes its worker, leaving at 2.5; the
+        // first leaves at 5.
+        let out =
+            trace(FifoWorkers::new(&[1.0], 2), &[(0.0, 0, 5.0), (0.5, 0, 1.0), (0.6, 0, 1.0)]);
+        assert_eq!(out, [(1.5, 1), (2.5, 2), (5.0, 0)]);
+    }
+
+    #[test]
+    fn processor_sharing_splits_the_rate_among_those_present() {
+        // One processor: work 2 at t = 0 alone until 1 (1 done), then shared with work 0.5 from
+        // t = 1: each gets 1/2, so the second leaves at 2 and the first, with 0.5 left, at 2.5.
+        let out = trace(SharedServers::new(&[1.0], 1), &[(0.0, 0, 2.0), (1.0, 0, 0.5)]);
+        assert_eq!(out, [(2.0, 1), (2.5, 0)]);
+        // Two processors: two requests present each get a full processor.
+        let out = trace(SharedServers::new(&[1.0], 2), &[(0.0, 0, 2.0), (1.0, 0, 0.5)]);
+        assert_eq!(out, [(1.5, 1), (2.0, 0)]);
+    }
+
+    #[test]
+    fn a_rate_change_applies_to_the_request_in_service() {
+        // Work 2 from t = 0 at rate 1; at t = 1 the rate halves: 1 left takes 2 more, so it
+        // leaves at 3 (the departure scheduled for 2 is stale).
+        for ps in [false, true] {
+            let mut sim = Simulation::new();
+            let job = Job { arrival: 0.0, work: 2.0, index: 0 };
+            let mut fifo = FifoWorkers::new(&[1.0], 1);
+            let mut shared = SharedServers::new(&[1.0], 1);
+            let servers: &mut dyn Servers = if ps { &mut shared } else { &mut fifo };
+            servers.arrive(0, job, 0.0, &mut sim);
+            sim.schedule(SimTime::new(1.0), Event::Rate(0)).unwrap();
+            let mut left = None;
+            while let Some(ev) = sim.next_event() {
+                let t = sim.now().get();
+                match ev {
+                    Event::Rate(_) => servers.set_rate(0, 0.5, t, &mut sim),
+                    Event::Departure { id, version } => {
+                        if let Some((_, j)) = servers.depart(id, version, t, &mut sim) {
+                            left = Some((t, j.index));
+                        }
+                    }
+                    _ => unreachable!(),
+                }
+            }
+            assert_eq!(left, Some((3.0, 0)), "ps = {ps}");
+        }
+    }
+}
