@@ -415,21 +415,46 @@ fn parse_value(text: &str) -> Value {
         .unwrap_or_else(|| Value::String(text.to_string()))
 }
 
+/// The parts of a dotted key; a part in double quotes may hold dots (`sweep."arrivals.load"`).
+fn key_parts(key: &str) -> Option<Vec<String>> {
+    let mut parts = Vec::new();
+    let mut rest = key.trim();
+    loop {
+        let (part, after) = match rest.strip_prefix('"') {
+            Some(quoted) => {
+                let end = quoted.find('"')?;
+                (quoted[..end].to_string(), &quoted[end + 1..])
+            }
+            None => {
+                let end = rest.find('.').unwrap_or(rest.len());
+                (rest[..end].trim().to_string(), &rest[end..])
+            }
+        };
+        if part.is_empty() {
+            return None;
+        }
+        parts.push(part);
+        match after.strip_prefix('.') {
+            Some(next) => rest = next,
+            None if after.trim().is_empty() => return Some(parts),
+            None => return None,
+        }
+    }
+}
+
 /// Sets dotted `key` in `table`, creating tables on the way.
 fn set_path(table: &mut Table, key: &str, value: Value) -> Result<(), String> {
-    let parts: Vec<&str> = key.split('.').collect();
-    if parts.iter().any(|p| p.is_empty()) {
-        return Err(format!("'{key}' is not a dotted key"));
-    }
+    let parts = key_parts(key).ok_or_else(|| format!("'{key}' is not a dotted key"))?;
+    let (last, path) = parts.split_last().expect("at least one part");
     let mut t = table;
-    for part in &parts[..parts.len() - 1] {
-        let entry = t.entry(part.to_string()).or_insert_with(|| Value::Table(Table::new()));
+    for part in path {
+        let entry = t.entry(part.clone()).or_insert_with(|| Value::Table(Table::new()));
         t = match entry {
             Value::Table(inner) => inner,
             _ => return Err(format!("'{part}' in '{key}' is not a table")),
         };
     }
-    t.insert(parts[parts.len() - 1].to_string(), value);
+    t.insert(last.clone(), value);
     Ok(())
 }
 
@@ -643,5 +668,43 @@ impl Spec {
     /// The canonical form: every key, defaults filled in, in a fixed order.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a scenario serialises")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dotted_keys_split_outside_quotes() {
+        let parts = |k| key_parts(k);
+        assert_eq!(parts("a.b"), Some(vec!["a".into(), "b".into()]));
+        assert_eq!(
+            parts("sweep.\"arrivals.load\""),
+            Some(vec!["sweep".into(), "arrivals.load".into()])
+        );
+        for bad in ["", "a..b", ".a", "a.", "\"a", "a.\"b\"c"] {
+            assert_eq!(parts(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn set_values_are_toml_or_else_strings() {
+        assert_eq!(parse_value("0.8"), Value::Float(0.8));
+        assert_eq!(parse_value("[1, 2]"), Value::Array(vec![Value::Integer(1), Value::Integer(2)]));
+        assert_eq!(parse_value("ps"), Value::String("ps".into()));
+        let mut t = Table::new();
+        set_path(&mut t, "farm.slots", Value::Integer(2)).unwrap();
+        assert_eq!(t["farm"]["slots"], Value::Integer(2));
+        assert!(set_path(&mut t, "farm.slots.x", Value::Integer(1)).is_err());
+    }
+
+    #[test]
+    fn errors_point_at_the_line_of_the_key() {
+        let text = "name = \"x\"\n\n[arrivals]\nload = 3.0\n";
+        let source = Source::parse("f.toml", text).unwrap();
+        let e = source.points().unwrap_err().0;
+        assert!(e.starts_with("f.toml:4: arrivals.load"), "{e}");
+        assert_eq!(source.line_of_key("arrivals"), Some(3));
     }
 }
