@@ -238,6 +238,11 @@ pub struct FixedArgs {
     /// FILE, written as --out writes (`-` is stdout when --out names a file) [default: no figure]
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Print this run as a scenario file for `lbsim run`, which gives the same mean sojourn and
+    /// interval per (d, lambda) (d = 1 is `random`, d = N is `pNc`; the levels s_i are fixed's
+    /// own) instead of running it [default: run it]
+    #[arg(long)]
+    pub print_scenario: bool,
     /// Warm-up and measured arrivals [defaults: --requests 5000000 --warmup 500000]
     #[command(flatten)]
     pub run: RunArgs,

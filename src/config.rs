@@ -1080,6 +1080,25 @@ impl Config {
                 }
                 let lowest = lambda.iter().copied().fold(1.0, f64::min);
                 check_horizon(&run, lowest * n as f64, 1.0)?;
+                if a.print_scenario {
+                    // d = 1 draws one uniform server, as random does (the same coins).
+                    let policies: Vec<PolicyKind> = d
+                        .iter()
+                        .map(|&d| if d == 1 { PolicyKind::Random } else { PolicyKind::PnC(d) })
+                        .collect();
+                    let groups = group("servers", n, 1.0).into_iter().collect();
+                    let ex = print_scenario(
+                        "fixed",
+                        groups,
+                        &policies,
+                        crate::experiment::run::DEFAULT_TAU,
+                        &run,
+                        &common,
+                        (lambda[0], None),
+                        Some(("arrivals.load", &lambda[..])),
+                    )?;
+                    return Ok(Config { experiment: ex, common, warnings });
+                }
                 Experiment::Fixed(FixedConfig { n, lambda, d, run })
             }
             Command::Homo(a) => {

@@ -55,6 +55,28 @@ fn print_scenario_runs_to_the_same_numbers() {
 }
 
 #[test]
+fn fixed_prints_a_scenario_with_its_mean_sojourns() {
+    // fixed's rows are levels; its mean sojourn per (d, lambda) is the run's mean per policy.
+    let dir = Dir::new("fixed");
+    let command = ["fixed", "--n", "100", "--d", "1,2", "--requests", "1e5", "--warmup", "1e4"];
+    let file = dir.file("fixed.toml", &lbsim_ok(&[&command[..], &["--print-scenario"]].concat()));
+    let direct = lbsim_ok(&[&command[..], &["--format", "csv", "-q"]].concat());
+    let via = lbsim_ok(&["run", &file, "--format", "csv", "-q"]);
+    let first_levels: Vec<usize> = column(&direct, "i")
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| *i == "1")
+        .map(|(k, _)| k)
+        .collect();
+    for c in ["mean", "mean_ci95"] {
+        let fixed: Vec<String> =
+            first_levels.iter().map(|&k| column(&direct, c)[k].clone()).collect();
+        assert_eq!(fixed, column(&via, c), "column {c}");
+    }
+    assert_eq!(column(&via, "policy"), ["random", "p2c"]);
+}
+
+#[test]
 fn a_sweep_is_a_grid_with_one_column_per_key() {
     let dir = Dir::new("sweep");
     let file = dir.file(
