@@ -12,7 +12,9 @@ use crate::engine::{SimTime, Simulation};
 use crate::model::LoadTable;
 use crate::policy::Policy;
 use crate::rng::SimRng;
-use crate::stats::{LatencyHistogram, RepStats, SeriesRecorder};
+use crate::stats::RepStats;
+
+use super::record::Recorder;
 use crate::workload::{Demands, Gaps};
 
 /// The workload: the servers, how they serve, how their rates change, and the utilisation.
@@ -136,56 +138,6 @@ struct Job {
     index: u64,
 }
 
-/// Time integral of the number of servers with queue `>= i`, updated lazily per level, so each
-/// arrival or departure costs O(1) whatever the number of levels.
-#[derive(Debug, Default)]
-pub(super) struct Levels {
-    count_ge: Vec<u32>,
-    pub(super) area: Vec<f64>,
-    last: Vec<f64>,
-    open: bool,
-}
-
-impl Levels {
-    pub(super) fn new(n: usize) -> Self {
-        Levels { count_ge: vec![n as u32], area: vec![0.0], last: vec![0.0], open: false }
-    }
-
-    #[inline]
-    pub(super) fn change(&mut self, level: usize, up: bool, t: f64) {
-        if level >= self.count_ge.len() {
-            self.count_ge.push(0);
-            self.area.push(0.0);
-            self.last.push(t);
-        }
-        if self.open {
-            self.area[level] += f64::from(self.count_ge[level]) * (t - self.last[level]);
-            self.last[level] = t;
-        }
-        if up {
-            self.count_ge[level] += 1;
-        } else {
-            self.count_ge[level] -= 1;
-        }
-    }
-
-    pub(super) fn open(&mut self, t: f64) {
-        self.open = true;
-        self.last.iter_mut().for_each(|l| *l = t);
-        self.area.iter_mut().for_each(|a| *a = 0.0);
-    }
-
-    pub(super) fn close(&mut self, t: f64) {
-        if !self.open {
-            return;
-        }
-        for ((a, &c), l) in self.area.iter_mut().zip(&self.count_ge).zip(&self.last) {
-            *a += f64::from(c) * (t - l);
-        }
-        self.open = false;
-    }
-}
-
 /// Runs one replication: `arrivals` and `service` draw the gaps and demands from `workload`,
 /// `coins` is the policy's own stream. A trace that ends before `len` asks ends the arrivals.
 ///
@@ -224,22 +176,16 @@ fn simulate_plain<P: Policy, A: Gaps, S: Demands>(
 ) -> RepStats {
     let n = farm.rates.len();
     let total = len.warmup + len.requests;
-    let mid = len.warmup + len.requests / 2;
     let (live, dispatch_updates) = match opts.info {
         Information::Live => (true, true),
         Information::Board { local, .. } => (false, local),
     };
 
-    let mut stats = RepStats { picks: vec![0; n], warmup: len.warmup, ..RepStats::default() };
-    let mut series = SeriesRecorder::new();
+    let mut rec = Recorder::new(n, len, opts.track_levels);
     let mut table = LoadTable::new(n, P::NEEDS_SHORTEST);
     let mut queues: Vec<VecDeque<Job>> = vec![VecDeque::new(); n];
-    let mut levels = opts.track_levels.then(|| Levels::new(n));
-    let mut latencies = LatencyHistogram::recorder();
     let mut sim = Simulation::with_capacity(n + 2);
-
     let mut arrived = 0u64;
-    let (mut t_first, mut t_mid) = (f64::INFINITY, f64::INFINITY);
 
     // Set once no further arrival is scheduled: board posts stop then too.
     let mut arrivals_over = true;
@@ -252,31 +198,23 @@ fn simulate_plain<P: Policy, A: Gaps, S: Demands>(
     }
 
     while let Some(event) = sim.next_event() {
-        stats.events += 1;
+        rec.stats.events += 1;
         let now = sim.now();
         let t = now.get();
         match event {
             Event::Arrival => {
-                if arrived == len.warmup {
-                    t_first = t;
-                    stats.max_queue = queues.iter().map(|q| q.len() as u32).max().unwrap_or(0);
-                    if let Some(l) = &mut levels {
-                        l.open(t);
-                    }
-                }
-                if arrived == mid {
-                    t_mid = t;
-                }
+                rec.arriving(arrived, t, || {
+                    queues.iter().map(|q| q.len() as u32).max().unwrap_or(0)
+                });
                 let demand = service.demand(&mut workload);
                 // The gap to the next arrival is the stream's next draw; taking it here (the last
                 // arrival's is never used) lets its division overlap with the dispatch.
                 let gap = arrivals.next_gap(&mut workload);
                 let s = policy.pick(&table, now, &mut coins);
                 let service = demand / farm.rates[s];
-                series.arrival(arrived);
                 let q = &mut queues[s];
                 q.push_back(Job { arrival: t, service, index: arrived });
-                let qlen = q.len();
+                let qlen = q.len() as u32;
                 if qlen == 1 {
                     sim.schedule(SimTime::new(t + service), Event::Departure(s as u32))
                         .expect("future");
@@ -284,20 +222,8 @@ fn simulate_plain<P: Policy, A: Gaps, S: Demands>(
                 if dispatch_updates {
                     table.inc(s);
                 }
-                if let Some(l) = &mut levels {
-                    l.change(qlen, true, t);
-                }
-                if arrived >= len.warmup {
-                    stats.max_queue = stats.max_queue.max(qlen as u32);
-                    stats.picks[s] += 1;
-                }
-                if qlen > opts.queue_guard as usize {
-                    stats.max_queue = stats.max_queue.max(qlen as u32);
-                    stats.stops = 1;
-                    stats.stopped = Some(format!(
-                        "stopped: a queue exceeded --queue-guard {} at t = {t:.1}",
-                        opts.queue_guard
-                    ));
+                rec.joined(arrived, s, qlen, t);
+                if rec.guard(qlen, opts.queue_guard, t) {
                     break;
                 }
                 arrived += 1;
@@ -305,37 +231,19 @@ fn simulate_plain<P: Policy, A: Gaps, S: Demands>(
                     sim.schedule(SimTime::new(t + gap), Event::Arrival).expect("future");
                 } else {
                     arrivals_over = true;
-                    stats.server_time = n as f64 * (t - t_first);
-                    if let Some(l) = &mut levels {
-                        l.close(t);
-                    }
+                    rec.arrivals_end(t);
                 }
             }
             Event::Departure(s) => {
                 let s = s as usize;
                 let q = &mut queues[s];
-                let qlen = q.len();
+                let qlen = q.len() as u32;
                 let job = q.pop_front().expect("a departure from an empty queue");
                 let sojourn = t - job.arrival;
-                series.record(job.index, sojourn);
-                if job.arrival >= t_first {
-                    stats.requests += 1;
-                    stats.sum += sojourn;
-                    latencies.record(sojourn);
-                    let half = if job.arrival < t_mid {
-                        &mut stats.first_half
-                    } else {
-                        &mut stats.second_half
-                    };
-                    half.0 += 1;
-                    half.1 += sojourn;
-                }
+                rec.departed(job.index, job.arrival, sojourn, qlen, t);
                 policy.on_departure(s, sojourn, now);
                 if live {
                     table.dec(s);
-                }
-                if let Some(l) = &mut levels {
-                    l.change(qlen, false, t);
                 }
                 if let Some(next) = q.front() {
                     sim.schedule(SimTime::new(t + next.service), Event::Departure(s as u32))
@@ -351,10 +259,5 @@ fn simulate_plain<P: Policy, A: Gaps, S: Demands>(
             }
         }
     }
-    if let Some(l) = &levels {
-        stats.level_area.clone_from(&l.area);
-    }
-    latencies.finish(&mut stats.hist);
-    stats.series = series.finish();
-    stats
+    rec.finish()
 }

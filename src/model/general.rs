@@ -42,12 +42,13 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
-use super::farm::{Discipline, Farm, Information, Levels, POST_CLASS, RunLength, SimOptions};
+use super::farm::{Discipline, Farm, Information, POST_CLASS, RunLength, SimOptions};
+use super::record::Recorder;
 use crate::engine::{SimTime, Simulation};
 use crate::model::LoadTable;
 use crate::policy::Policy;
 use crate::rng::SimRng;
-use crate::stats::{LatencyHistogram, RepStats, SeriesRecorder};
+use crate::stats::RepStats;
 use crate::workload::{Demands, Gaps};
 
 #[derive(Debug, Clone, Copy)]
@@ -381,21 +382,15 @@ fn run<P: Policy, A: Gaps, S: Demands, V: Servers>(
 ) -> RepStats {
     let n = farm.rates.len();
     let total = len.warmup + len.requests;
-    let mid = len.warmup + len.requests / 2;
     let (live, dispatch_updates) = match opts.info {
         Information::Live => (true, true),
         Information::Board { local, .. } => (false, local),
     };
 
-    let mut stats = RepStats { picks: vec![0; n], warmup: len.warmup, ..RepStats::default() };
-    let mut series = SeriesRecorder::new();
+    let mut rec = Recorder::new(n, len, opts.track_levels);
     let mut table = LoadTable::new(n, P::NEEDS_SHORTEST);
-    let mut levels = opts.track_levels.then(|| Levels::new(n));
-    let mut latencies = LatencyHistogram::recorder();
     let mut sim = Simulation::with_capacity(n * farm.slots as usize + farm.events.len() + 2);
-
     let mut arrived = 0u64;
-    let (mut t_first, mut t_mid) = (f64::INFINITY, f64::INFINITY);
 
     // Rate changes first: one at the instant of an arrival applies before it.
     for (i, e) in farm.events.iter().enumerate() {
@@ -416,40 +411,18 @@ fn run<P: Policy, A: Gaps, S: Demands, V: Servers>(
         let t = now.get();
         match event {
             Event::Arrival => {
-                stats.events += 1;
-                if arrived == len.warmup {
-                    t_first = t;
-                    stats.max_queue = (0..n).map(|s| servers.len(s)).max().unwrap_or(0);
-                    if let Some(l) = &mut levels {
-                        l.open(t);
-                    }
-                }
-                if arrived == mid {
-                    t_mid = t;
-                }
+                rec.stats.events += 1;
+                rec.arriving(arrived, t, || (0..n).map(|s| servers.len(s)).max().unwrap_or(0));
                 let work = service.demand(&mut workload);
                 let gap = arrivals.next_gap(&mut workload);
                 let s = policy.pick(&table, now, &mut coins);
-                series.arrival(arrived);
                 servers.arrive(s, Job { arrival: t, work, index: arrived }, t, &mut sim);
                 let qlen = servers.len(s);
                 if dispatch_updates {
                     table.inc(s);
                 }
-                if let Some(l) = &mut levels {
-                    l.change(qlen as usize, true, t);
-                }
-                if arrived >= len.warmup {
-                    stats.max_queue = stats.max_queue.max(qlen);
-                    stats.picks[s] += 1;
-                }
-                if qlen > opts.queue_guard {
-                    stats.max_queue = stats.max_queue.max(qlen);
-                    stats.stops = 1;
-                    stats.stopped = Some(format!(
-                        "stopped: a queue exceeded --queue-guard {} at t = {t:.1}",
-                        opts.queue_guard
-                    ));
+                rec.joined(arrived, s, qlen, t);
+                if rec.guard(qlen, opts.queue_guard, t) {
                     break;
                 }
                 arrived += 1;
@@ -457,49 +430,30 @@ fn run<P: Policy, A: Gaps, S: Demands, V: Servers>(
                     schedule(&mut sim, t + gap, Event::Arrival);
                 } else {
                     arrivals_over = true;
-                    stats.server_time = n as f64 * (t - t_first);
-                    if let Some(l) = &mut levels {
-                        l.close(t);
-                    }
+                    rec.arrivals_end(t);
                 }
             }
             Event::Departure { id, version } => {
                 let Some((s, job)) = servers.depart(id, version, t, &mut sim) else {
                     continue;
                 };
-                stats.events += 1;
-                let qlen = servers.len(s) + 1;
+                rec.stats.events += 1;
                 let sojourn = t - job.arrival;
-                series.record(job.index, sojourn);
-                if job.arrival >= t_first {
-                    stats.requests += 1;
-                    stats.sum += sojourn;
-                    latencies.record(sojourn);
-                    let half = if job.arrival < t_mid {
-                        &mut stats.first_half
-                    } else {
-                        &mut stats.second_half
-                    };
-                    half.0 += 1;
-                    half.1 += sojourn;
-                }
+                rec.departed(job.index, job.arrival, sojourn, servers.len(s) + 1, t);
                 policy.on_departure(s, sojourn, now);
                 if live {
                     table.dec(s);
                 }
-                if let Some(l) = &mut levels {
-                    l.change(qlen as usize, false, t);
-                }
             }
             Event::Rate(i) => {
-                stats.events += 1;
+                rec.stats.events += 1;
                 let change = &farm.events[i as usize];
                 for s in change.servers.clone() {
                     servers.set_rate(s, change.rate, t, &mut sim);
                 }
             }
             Event::Post => {
-                stats.events += 1;
+                rec.stats.events += 1;
                 table.set_all((0..n).map(|s| servers.len(s)));
                 if !arrivals_over && let Information::Board { period, .. } = opts.info {
                     sim.schedule_class(SimTime::new(t + period), POST_CLASS, Event::Post)
@@ -508,12 +462,7 @@ fn run<P: Policy, A: Gaps, S: Demands, V: Servers>(
             }
         }
     }
-    if let Some(l) = &levels {
-        stats.level_area.clone_from(&l.area);
-    }
-    latencies.finish(&mut stats.hist);
-    stats.series = series.finish();
-    stats
+    rec.finish()
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 mod farm;
 mod general;
 mod load;
+mod record;
 
 pub use farm::{Discipline, Farm, Information, RateChange, RunLength, SimOptions, simulate};
 pub use load::LoadTable;

@@ -10,7 +10,7 @@ mod rep;
 pub mod series;
 mod student_t;
 
-pub use rep::{LatencyHistogram, RepStats};
+pub use rep::{LatencyHistogram, LatencyRecorder, RepStats};
 pub use series::{Series, SeriesRecorder, Truncation};
 pub use student_t::{ci95_half_width, t_quantile_975};
 

@@ -1,0 +1,170 @@
+//! What a replication measures, shared by both event loops ([`super::farm`]'s and
+//! [`super::general`]'s): the warm-up and the halves of the measured window, the sojourn series of
+//! the steady-state verdict, the latency histogram, queue maxima and the time-averaged levels.
+//! Each loop calls the same hooks in the same order, so both add the same floats in the same
+//! order and a replication's statistics do not depend on which loop ran it.
+
+use crate::model::RunLength;
+use crate::stats::{LatencyHistogram, LatencyRecorder, RepStats, SeriesRecorder};
+
+/// Time integral of the number of servers with queue `>= i`, updated lazily per level, so each
+/// arrival or departure costs O(1) whatever the number of levels.
+#[derive(Debug, Default)]
+pub(super) struct Levels {
+    count_ge: Vec<u32>,
+    pub(super) area: Vec<f64>,
+    last: Vec<f64>,
+    open: bool,
+}
+
+impl Levels {
+    pub(super) fn new(n: usize) -> Self {
+        Levels { count_ge: vec![n as u32], area: vec![0.0], last: vec![0.0], open: false }
+    }
+
+    #[inline]
+    pub(super) fn change(&mut self, level: usize, up: bool, t: f64) {
+        if level >= self.count_ge.len() {
+            self.count_ge.push(0);
+            self.area.push(0.0);
+            self.last.push(t);
+        }
+        if self.open {
+            self.area[level] += f64::from(self.count_ge[level]) * (t - self.last[level]);
+            self.last[level] = t;
+        }
+        if up {
+            self.count_ge[level] += 1;
+        } else {
+            self.count_ge[level] -= 1;
+        }
+    }
+
+    pub(super) fn open(&mut self, t: f64) {
+        self.open = true;
+        self.last.iter_mut().for_each(|l| *l = t);
+        self.area.iter_mut().for_each(|a| *a = 0.0);
+    }
+
+    pub(super) fn close(&mut self, t: f64) {
+        if !self.open {
+            return;
+        }
+        for ((a, &c), l) in self.area.iter_mut().zip(&self.count_ge).zip(&self.last) {
+            *a += f64::from(c) * (t - l);
+        }
+        self.open = false;
+    }
+}
+
+/// The measurements of one replication in progress.
+pub(super) struct Recorder {
+    /// What is reported at the end.
+    pub(super) stats: RepStats,
+    series: SeriesRecorder,
+    latencies: LatencyRecorder,
+    levels: Option<Levels>,
+    len: RunLength,
+    mid: u64,
+    servers: usize,
+    t_first: f64,
+    t_mid: f64,
+}
+
+impl Recorder {
+    /// Measures a run of `len` on `servers` servers; `track_levels` keeps the levels of `fixed`.
+    pub(super) fn new(servers: usize, len: RunLength, track_levels: bool) -> Self {
+        Recorder {
+            stats: RepStats { picks: vec![0; servers], warmup: len.warmup, ..RepStats::default() },
+            series: SeriesRecorder::new(),
+            latencies: LatencyHistogram::recorder(),
+            levels: track_levels.then(|| Levels::new(servers)),
+            len,
+            mid: len.warmup + len.requests / 2,
+            servers,
+            t_first: f64::INFINITY,
+            t_mid: f64::INFINITY,
+        }
+    }
+
+    /// Arrival number `arrived` (0-based) at `t`, before it is dispatched: opens the measured
+    /// window at the end of the warm-up (its queues' maximum from `longest`) and marks the
+    /// middle of it.
+    #[inline]
+    pub(super) fn arriving(&mut self, arrived: u64, t: f64, longest: impl FnOnce() -> u32) {
+        if arrived == self.len.warmup {
+            self.t_first = t;
+            self.stats.max_queue = longest();
+            if let Some(l) = &mut self.levels {
+                l.open(t);
+            }
+        }
+        if arrived == self.mid {
+            self.t_mid = t;
+        }
+        self.series.arrival(arrived);
+    }
+
+    /// Arrival `arrived` joined server `s`, whose queue is now `qlen` long.
+    #[inline]
+    pub(super) fn joined(&mut self, arrived: u64, s: usize, qlen: u32, t: f64) {
+        if let Some(l) = &mut self.levels {
+            l.change(qlen as usize, true, t);
+        }
+        if arrived >= self.len.warmup {
+            self.stats.max_queue = self.stats.max_queue.max(qlen);
+            self.stats.picks[s] += 1;
+        }
+    }
+
+    /// The queue guard: true (and the replication marked stopped) when `qlen` exceeds `guard`.
+    #[inline]
+    pub(super) fn guard(&mut self, qlen: u32, guard: u32, t: f64) -> bool {
+        if qlen <= guard {
+            return false;
+        }
+        self.stats.max_queue = self.stats.max_queue.max(qlen);
+        self.stats.stops = 1;
+        self.stats.stopped =
+            Some(format!("stopped: a queue exceeded --queue-guard {guard} at t = {t:.1}"));
+        true
+    }
+
+    /// The last arrival was at `t`: closes the measured window.
+    pub(super) fn arrivals_end(&mut self, t: f64) {
+        self.stats.server_time = self.servers as f64 * (t - self.t_first);
+        if let Some(l) = &mut self.levels {
+            l.close(t);
+        }
+    }
+
+    /// The request that arrived `index`-th at `arrival` left at `t` after `sojourn`, from a
+    /// server that held `qlen` requests with it.
+    #[inline]
+    pub(super) fn departed(&mut self, index: u64, arrival: f64, sojourn: f64, qlen: u32, t: f64) {
+        self.series.record(index, sojourn);
+        if arrival >= self.t_first {
+            let stats = &mut self.stats;
+            stats.requests += 1;
+            stats.sum += sojourn;
+            self.latencies.record(sojourn);
+            let half =
+                if arrival < self.t_mid { &mut stats.first_half } else { &mut stats.second_half };
+            half.0 += 1;
+            half.1 += sojourn;
+        }
+        if let Some(l) = &mut self.levels {
+            l.change(qlen as usize, false, t);
+        }
+    }
+
+    /// The replication's statistics.
+    pub(super) fn finish(mut self) -> RepStats {
+        if let Some(l) = &self.levels {
+            self.stats.level_area.clone_from(&l.area);
+        }
+        self.latencies.finish(&mut self.stats.hist);
+        self.stats.series = self.series.finish();
+        self.stats
+    }
+}
