@@ -5,6 +5,7 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 use crate::output::Format;
+use crate::policy::registry::{self, BOARD_POLICIES_HELP, HelpText, LIVE_POLICIES_HELP};
 
 /// A discrete-event simulator for load-balancing policies.
 ///
@@ -12,7 +13,7 @@ use crate::output::Format;
 /// a load is the fraction of the farm's total capacity. Counts accept `1e6` and `1_000_000`.
 /// Data goes to stdout (or --out), diagnostics and the progress bar to stderr.
 #[derive(Debug, Parser)]
-#[command(name = "lbsim", version, about, long_about = None, after_help = EXAMPLES)]
+#[command(name = "lbsim", version, about, long_about = None, after_help = AFTER_HELP)]
 pub struct Cli {
     /// Options shared by every command.
     #[command(flatten)]
@@ -21,6 +22,10 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// `lbsim --help`'s closing text: the policy table, then the examples.
+const AFTER_HELP: &str = AFTER_HELP_TEXT.as_str();
+const AFTER_HELP_TEXT: HelpText = registry::with_table("", EXAMPLES);
 
 const EXAMPLES: &str = "\
 Examples:
@@ -150,7 +155,8 @@ pub struct ScenarioArgs {
     #[arg(long = "set", value_name = "KEY=VALUE", allow_hyphen_values = true)]
     pub set: Vec<String>,
     /// Policies to compare instead of the file's, comma-separated: NAME or NAME:key=value
-    /// (e.g. p2c,p2c-pewma:tau=5) [default: the file's `policies`]
+    /// (e.g. p2c,p2c-pewma:tau=5; NAME from the policy table of `lbsim --help`) [default: the
+    /// file's `policies`]
     #[arg(long, allow_hyphen_values = true, value_name = "LIST")]
     pub policies: Option<String>,
     /// Print the scenario as lbsim reads it (canonical TOML, defaults filled in, overrides
@@ -262,10 +268,10 @@ pub struct HomoArgs {
         default_value = "0.5,0.7,0.8,0.9,0.95,0.99"
     )]
     pub loads: String,
-    /// Policies, comma-separated: random, rr, swrr, p2c, p3c, pNc (N <= 100), p2c-repl, jsq,
-    /// p2c-pewma
+    /// Policies, comma-separated (the live-information rows of the policy table)
     #[arg(
         long,
+        help = LIVE_POLICIES_HELP,
         allow_hyphen_values = true,
         value_name = "LIST",
         default_value = "random,rr,p2c,p2c-repl,p3c,jsq"
@@ -305,10 +311,10 @@ pub struct HeteroArgs {
     /// Utilisation of the total capacity, 0 < load < 1 (arrival rate = load x sum of rates)
     #[arg(long, allow_hyphen_values = true, value_name = "LOAD", default_value = "0.8")]
     pub load: String,
-    /// Policies, comma-separated: random, rr, swrr, p2c, p3c, pNc (N <= 100), p2c-repl, jsq,
-    /// p2c-pewma
+    /// Policies, comma-separated (the live-information rows of the policy table)
     #[arg(
         long,
+        help = LIVE_POLICIES_HELP,
         allow_hyphen_values = true,
         value_name = "LIST",
         default_value = "random,rr,swrr,p2c,jsq,p2c-pewma"
@@ -347,10 +353,10 @@ pub struct StaleArgs {
         default_value = "0,0.5,1,2,5,10,20,50"
     )]
     pub periods: String,
-    /// Policies, comma-separated: random, rr, swrr, p2c, p3c, pNc (N <= 100), p2c-repl, jsq,
-    /// jsq-local
+    /// Policies, comma-separated (the bulletin-board rows of the policy table)
     #[arg(
         long,
+        help = BOARD_POLICIES_HELP,
         allow_hyphen_values = true,
         value_name = "LIST",
         default_value = "random,p2c,p3c,jsq,jsq-local"

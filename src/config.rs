@@ -11,7 +11,8 @@ use serde::Serialize;
 use crate::cli::{self, Cli, Command};
 use crate::model::RunLength;
 use crate::output::Format;
-use crate::policy::{POLICY_NAMES, PolicyKind, SWRR_MAX_CYCLE, integer_weights};
+use crate::policy::registry::{self, NameError};
+use crate::policy::{Info, PolicyKind, SWRR_MAX_CYCLE, integer_weights};
 
 /// A usage error: bad input, reported as one line and exit status 2.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +87,7 @@ pub mod limits {
     /// clock's rounding (2^-52 of the time) is no longer small against a service time.
     pub const HORIZON: f64 = 1e12;
     /// Choices of `pNc` and of `fixed --d` (a pick samples N distinct servers, in O(N^2)).
-    pub const CHOICES: u32 = 100;
+    pub const CHOICES: u32 = crate::policy::registry::MAX_CHOICES;
     /// `swrr`'s cycle times servers (computed once per replication, one O(n) step per pick).
     pub const SWRR_SETUP: u64 = 1_000_000_000;
     /// Memory the replications running at once may hold, in bytes.
@@ -604,28 +605,23 @@ fn run_config(
     Ok(RunConfig { warmup, requests, queue_guard, warmup_auto, precision, max_requests, quantiles })
 }
 
-fn policies(option: &str, s: &str, allowed: &[&str]) -> Result<Vec<PolicyKind>, UsageError> {
+fn policies(option: &str, s: &str, info: Info) -> Result<Vec<PolicyKind>, UsageError> {
     parse_list(option, s, |p| {
-        let kind = PolicyKind::parse(p).ok_or_else(|| {
-            bad(option, p, format!("unknown policy; valid policies: {POLICY_NAMES}"))
-        })?;
-        if let PolicyKind::PnC(d) = kind
-            && d > limits::CHOICES
-        {
-            return Err(bad(option, p, format!("pNc takes 2 <= N <= {}", limits::CHOICES)));
-        }
-        let base = match kind {
-            PolicyKind::PnC(_) => "pNc".to_string(),
-            k => k.name(),
-        };
-        if !allowed.contains(&base.as_str()) {
-            return Err(bad(
-                option,
-                p,
-                format!("not available in this command; valid here: {}", allowed.join(", ")),
-            ));
-        }
-        Ok(kind)
+        registry::resolve(p, info).map_err(|e| {
+            let why = match e {
+                NameError::Unknown => {
+                    format!("unknown policy; valid policies: {}", registry::names(None))
+                }
+                NameError::OutOfRange { family, min, max } => {
+                    format!("{family} takes {min} <= N <= {max}")
+                }
+                NameError::NotAllowed => format!(
+                    "not available in this command; valid here: {}",
+                    registry::names(Some(info))
+                ),
+            };
+            bad(option, p, why)
+        })
     })
 }
 
@@ -639,28 +635,27 @@ fn scenario_policies(
     let mut out: Vec<PolicySpec> = Vec::new();
     for label in list {
         let (name, params) = label.split_once(':').unwrap_or((label.as_str(), ""));
-        let kind = PolicyKind::parse(name.trim()).ok_or_else(|| {
-            format!("{key}: unknown policy '{name}'; valid policies: {POLICY_NAMES}")
-        })?;
-        let allowed = if board { STALE_POLICIES } else { FARM_POLICIES };
-        let base = match kind {
-            PolicyKind::PnC(d) if d > limits::CHOICES => {
-                return Err(format!("{key}: '{name}': pNc takes 2 <= N <= {}", limits::CHOICES));
+        let info = if board { Info::Board } else { Info::Live };
+        let kind = registry::resolve(name.trim(), info).map_err(|e| match e {
+            NameError::Unknown => {
+                format!("{key}: unknown policy '{name}'; valid policies: {}", registry::names(None))
             }
-            PolicyKind::PnC(_) => "pNc".to_string(),
-            k => k.name(),
-        };
-        if !allowed.contains(&base.as_str()) {
-            let info = if board { "a board (info.kind = \"board\")" } else { "live information" };
-            return Err(format!(
-                "{key}: '{name}' is not available with {info}; valid: {}",
-                allowed.join(", ")
-            ));
-        }
+            NameError::OutOfRange { family, min, max } => {
+                format!("{key}: '{name}': {family} takes {min} <= N <= {max}")
+            }
+            NameError::NotAllowed => {
+                let with =
+                    if board { "a board (info.kind = \"board\")" } else { "live information" };
+                format!(
+                    "{key}: '{name}' is not available with {with}; valid: {}",
+                    registry::names(Some(info))
+                )
+            }
+        })?;
         let mut tau = DEFAULT_TAU;
         for param in params.split(',').filter(|p| !p.trim().is_empty()) {
             match param.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
-                Some(("tau", v)) if kind == PolicyKind::P2cPewma => {
+                Some(("tau", v)) if kind.entry().params.contains(&"tau") => {
                     tau = v
                         .parse::<f64>()
                         .ok()
@@ -833,8 +828,10 @@ fn print_scenario(
     spec.policies = policies
         .iter()
         .map(|p| match p {
-            PolicyKind::P2cPewma if tau != crate::experiment::run::DEFAULT_TAU => {
-                format!("p2c-pewma:tau={tau}")
+            p if p.entry().params.contains(&"tau")
+                && tau != crate::experiment::run::DEFAULT_TAU =>
+            {
+                format!("{}:tau={tau}", p.name())
             }
             p => p.name(),
         })
@@ -944,9 +941,6 @@ fn weights(option: &str, s: &str, max_work: u64) -> Result<Vec<u64>, UsageError>
     }
     Ok(w)
 }
-
-const FARM_POLICIES: &[&str] = &["random", "rr", "swrr", "pNc", "p2c-repl", "jsq", "p2c-pewma"];
-const STALE_POLICIES: &[&str] = &["random", "rr", "swrr", "pNc", "p2c-repl", "jsq", "jsq-local"];
 
 impl Config {
     /// Validates the parsed command line.
@@ -1104,7 +1098,7 @@ impl Config {
             Command::Homo(a) => {
                 let servers = servers("--servers", &a.servers, 1)?;
                 let loads = parse_list("--loads", &a.loads, |s| load("--loads", s))?;
-                let policies = policies("--policies", &a.policies, FARM_POLICIES)?;
+                let policies = policies("--policies", &a.policies, Info::Live)?;
                 check_farm_size(&policies, servers, "--servers")?;
                 check_swrr(&policies, &vec![1.0; servers])?;
                 let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
@@ -1141,7 +1135,7 @@ impl Config {
                 let slow_rate = rate("--slow-rate", &a.slow_rate)?;
                 let fast_rate = rate("--fast-rate", &a.fast_rate)?;
                 let load = load("--load", &a.load)?;
-                let policies = policies("--policies", &a.policies, FARM_POLICIES)?;
+                let policies = policies("--policies", &a.policies, Info::Live)?;
                 check_farm_size(&policies, slow + fast, "--slow plus --fast")?;
                 let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
                 let what = format!("--slow plus --fast ({})", slow + fast);
@@ -1197,7 +1191,7 @@ impl Config {
                         &format!("expected 0 (live) or a period >= {}", limits::MIN_PERIOD),
                     )
                 })?;
-                let policies = policies("--policies", &a.policies, STALE_POLICIES)?;
+                let policies = policies("--policies", &a.policies, Info::Board)?;
                 check_farm_size(&policies, servers, "--servers")?;
                 check_swrr(&policies, &vec![1.0; servers])?;
                 let what = format!("--servers {servers}");
