@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::cli::Cli;
 use crate::config::{Config, UsageError};
-use crate::experiment::{self, Progress};
+use crate::experiment::{self, Progress, Results};
 use crate::output::{Csv, Exporter, Report, Table, plot, table::format_number};
 use crate::theory;
 
@@ -42,13 +42,14 @@ fn parse(line: &str, threads: Option<usize>) -> Result<Config, UsageError> {
     Config::from_cli(&cli)
 }
 
-/// Runs one command line through the same parsing and validation as the binary.
+/// Runs one command line through the same parsing and validation as the binary; returns its
+/// typed rows and its report.
 pub fn run_command(
     line: &str,
     threads: Option<usize>,
     progress: Progress,
-) -> Result<Report, UsageError> {
-    Ok(experiment::run(&parse(line, threads)?, progress))
+) -> Result<Results, UsageError> {
+    Ok(experiment::execute(&parse(line, threads)?, progress))
 }
 
 /// Total replications of the reproduction (for a progress bar).
@@ -71,11 +72,12 @@ pub fn generate(threads: Option<usize>, progress: Progress) -> Result<Vec<Artifa
     );
     let mut reports = Vec::new();
     for (stem, line) in COMMANDS {
-        let report = run_command(line, threads, progress)?;
+        let results = run_command(line, threads, progress)?;
+        let report = results.report;
         let _ = write!(text, "\n== {stem} ==\n$ {line}\n");
         text += &String::from_utf8(Table.serialize(&report)).expect("tables are UTF-8");
         files.push((format!("{stem}.csv"), Csv.serialize(&report)));
-        if let Some(svg) = plot::svg(&report) {
+        if let Some(svg) = plot::svg(&results.rows) {
             files.push((format!("{stem}.svg"), svg.into_bytes()));
         }
         reports.push((stem, report));

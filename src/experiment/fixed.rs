@@ -54,8 +54,9 @@ pub struct FixedRow {
     pub stopped: u64,
 }
 
-/// Runs `fixed`; returns the report and the number of events simulated.
-pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Report, u64) {
+/// Runs `fixed`; returns the rows, the report built from them and the number of events
+/// simulated.
+pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Vec<FixedRow>, Report, u64) {
     let scenarios: Vec<Scenario> = cfg
         .d
         .iter()
@@ -131,5 +132,6 @@ sum s_i (mean_theory)."
     if rows.iter().any(|r| !r.steady) {
         report.notes.push(STEADY_NOTE.into());
     }
-    (report, total_events(&outcomes))
+    let events = total_events(&outcomes);
+    (rows, report, events)
 }

@@ -86,8 +86,9 @@ pub fn stability(policy: PolicyKind, farm: &Farm, s: &Summary) -> (bool, Option<
     (true, None)
 }
 
-/// Runs `hetero`; returns the report and the number of events simulated.
-pub fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Report, u64) {
+/// Runs `hetero`; returns the rows, the report built from them and the number of events
+/// simulated.
+pub fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Vec<HeteroRow>, Report, u64) {
     let farm = Farm::new(cfg.rates(), cfg.load);
     let scenarios: Vec<Scenario> =
         cfg.policies.iter().map(|&p| Scenario::live(farm.clone(), p, cfg.tau)).collect();
@@ -125,5 +126,6 @@ pub fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Report, u64) 
     if rows.iter().any(|r| !r.reading.steady) {
         report.notes.push(STEADY_NOTE.into());
     }
-    (report, total_events(&outcomes))
+    let events = total_events(&outcomes);
+    (rows, report, events)
 }

@@ -36,8 +36,9 @@ pub struct HomoRow {
     pub reading: Reading,
 }
 
-/// Runs `homo`; returns the report and the number of events simulated.
-pub fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Report, u64) {
+/// Runs `homo`; returns the rows, the report built from them and the number of events
+/// simulated.
+pub fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Vec<HomoRow>, Report, u64) {
     let scenarios: Vec<Scenario> = cfg
         .loads
         .iter()
@@ -75,5 +76,6 @@ pub fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Report, u64) {
     if report.marks.iter().any(Option::is_some) {
         report.notes.push(STEADY_NOTE.into());
     }
-    (report, total_events(&outcomes))
+    let events = total_events(&outcomes);
+    (rows, report, events)
 }

@@ -52,8 +52,9 @@ pub fn information(policy: PolicyKind, period: f64) -> Information {
     }
 }
 
-/// Runs `stale`; returns the report and the number of events simulated.
-pub fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Report, u64) {
+/// Runs `stale`; returns the rows, the report built from them and the number of events
+/// simulated.
+pub fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Vec<StaleRow>, Report, u64) {
     let farm = Farm::homogeneous(cfg.servers, cfg.load);
     let scenarios: Vec<Scenario> = cfg
         .periods
@@ -98,5 +99,6 @@ pub fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Report, u64) {
     if report.marks.iter().any(Option::is_some) {
         report.notes.push(STEADY_NOTE.into());
     }
-    (report, total_events(&outcomes))
+    let events = total_events(&outcomes);
+    (rows, report, events)
 }
