@@ -106,10 +106,10 @@ pub fn replications(cfg: &Config) -> u64 {
     let seeds = cfg.common.seeds;
     let (scenarios, run) = match &cfg.experiment {
         Experiment::Bins(b) => (bins::cases(b).len(), None),
-        Experiment::Fixed(f) => (f.d.len() * f.lambda.len(), Some(&f.run)),
-        Experiment::Homo(h) => (h.loads.len() * h.policies.len(), Some(&h.run)),
-        Experiment::Hetero(h) => (h.policies.len(), Some(&h.run)),
-        Experiment::Stale(s) => (s.periods.len() * s.policies.len(), Some(&s.run)),
+        Experiment::Fixed(f) => (fixed::plan(f).len(), Some(&f.run)),
+        Experiment::Homo(h) => (homo::plan(h).len(), Some(&h.run)),
+        Experiment::Hetero(h) => (hetero::plan(h).len(), Some(&h.run)),
+        Experiment::Stale(s) => (stale::plan(s).len(), Some(&s.run)),
         Experiment::Swrr(_) | Experiment::Print(_) => return 0,
         Experiment::Run(r) => {
             let passes = |p: &run::Point| if p.run.warmup_auto { 2 } else { 1 };
