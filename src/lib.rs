@@ -13,8 +13,9 @@
 //! - [`output`]: table, CSV and JSON from the same rows;
 //! - [`theory`]: the closed forms results are checked against.
 //!
-//! Data flow: `cli` → `config` (validated, typed) → `experiment::<command>::run` → rows →
-//! `output`.
+//! Data flow: `cli` → `config` (validated, typed) → `experiment::<command>::run` → typed rows
+//! ([`experiment::Rows`]) → a [`output::Report`] of cells for the exporters; the figures and the
+//! article's checks ([`reproduce`]) read the typed rows.
 
 #![warn(missing_docs)]
 

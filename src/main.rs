@@ -81,18 +81,19 @@ fn main() -> ExitCode {
         return ExitCode::from(EXIT_IO);
     }
 
-    let report = experiment::run(&cfg, &progress);
+    let results = experiment::execute(&cfg, &progress);
+    let report = &results.report;
     progress.finish();
     for warning in &report.warnings {
         say(warning);
     }
     let bytes = match &report.text {
         Some(text) => text.clone().into_bytes(),
-        None => cfg.common.format.exporter().serialize(&report),
+        None => cfg.common.format.exporter().serialize(report),
     };
     let mut outputs = vec![("output", out, bytes)];
     if let Some(plot) = plot {
-        let svg = lbsim::output::plot::svg(&report).unwrap_or_default();
+        let svg = lbsim::output::plot::svg(&results.rows).unwrap_or_default();
         outputs.push(("figure", plot, svg.into_bytes()));
     }
     // Stdout first, then the files to replace (written, not yet visible), then devices and FIFOs;

@@ -8,11 +8,16 @@
 use std::fmt::Write as _;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::cli::Cli;
-use crate::config::{Config, UsageError};
-use crate::experiment::{self, Progress};
+use crate::config::{Config, UsageError, Variant};
+use crate::experiment::bins::BinsRow;
+use crate::experiment::fixed::FixedRow;
+use crate::experiment::hetero::HeteroRow;
+use crate::experiment::homo::HomoRow;
+use crate::experiment::stale::StaleRow;
+use crate::experiment::swrr::{SmoothnessRow, SwrrRows, TraceRow};
+use crate::experiment::{self, Progress, Reading, Results, Rows, VsBaseline};
 use crate::output::{Csv, Exporter, Report, Table, plot, table::format_number};
 use crate::theory;
 
@@ -42,13 +47,14 @@ fn parse(line: &str, threads: Option<usize>) -> Result<Config, UsageError> {
     Config::from_cli(&cli)
 }
 
-/// Runs one command line through the same parsing and validation as the binary.
+/// Runs one command line through the same parsing and validation as the binary; returns its
+/// typed rows and its report.
 pub fn run_command(
     line: &str,
     threads: Option<usize>,
     progress: Progress,
-) -> Result<Report, UsageError> {
-    Ok(experiment::run(&parse(line, threads)?, progress))
+) -> Result<Results, UsageError> {
+    Ok(experiment::execute(&parse(line, threads)?, progress))
 }
 
 /// Total replications of the reproduction (for a progress bar).
@@ -69,28 +75,18 @@ pub fn generate(threads: Option<usize>, progress: Progress) -> Result<Vec<Artifa
          Times are in mean service times of a rate-1 server. The test suite regenerates this\n\
          file and the CSVs beside it and compares them byte for byte.\n",
     );
-    let mut reports = Vec::new();
+    let mut ran = Vec::new();
     for (stem, line) in COMMANDS {
-        let report = run_command(line, threads, progress)?;
+        let Results { rows, report } = run_command(line, threads, progress)?;
         let _ = write!(text, "\n== {stem} ==\n$ {line}\n");
         text += &String::from_utf8(Table.serialize(&report)).expect("tables are UTF-8");
         files.push((format!("{stem}.csv"), Csv.serialize(&report)));
-        if let Some(svg) = plot::svg(&report) {
+        if let Some(svg) = plot::svg(&rows) {
             files.push((format!("{stem}.svg"), svg.into_bytes()));
         }
-        reports.push((stem, report));
+        ran.push((stem, rows));
     }
-    let get = |stem: &str| &reports.iter().find(|(s, _)| *s == stem).expect("ran").1;
-    let r = Reports {
-        bins: get("bins"),
-        fixed: get("fixed"),
-        homo: get("homo"),
-        hetero: get("hetero"),
-        paired: get("hetero_paired"),
-        stale: get("stale"),
-        swrr: get("swrr"),
-        trace: get("swrr_trace"),
-    };
+    let r = Reports::of(&ran);
     text += "\n== article vs lbsim ==\n";
     text += "Each number the article publishes beside lbsim's. ci95 is the half-width of lbsim's 95%\n\
              Student-t interval over replications; 'inside' means the article's number lies in it,\n\
@@ -138,15 +134,58 @@ pub fn first_differences(expected: &[u8], got: &[u8], max: usize) -> Vec<String>
     out
 }
 
+/// The typed rows of every command that the checks read.
 struct Reports<'a> {
-    bins: &'a Report,
-    fixed: &'a Report,
-    homo: &'a Report,
-    hetero: &'a Report,
-    paired: &'a Report,
-    stale: &'a Report,
-    swrr: &'a Report,
-    trace: &'a Report,
+    bins: &'a [BinsRow],
+    fixed: &'a [FixedRow],
+    homo: &'a [HomoRow],
+    hetero: &'a [HeteroRow],
+    paired: &'a [HeteroRow],
+    stale: &'a [StaleRow],
+    swrr: &'a [SmoothnessRow],
+    trace: &'a [TraceRow],
+}
+
+impl<'a> Reports<'a> {
+    /// The rows of each command of [`COMMANDS`], found by output file stem.
+    fn of(ran: &'a [(&str, Rows)]) -> Reports<'a> {
+        let get = |stem: &str| &ran.iter().find(|(s, _)| *s == stem).expect("ran").1;
+        let wrong = |stem: &str| -> ! { panic!("{stem}: not the rows of its command") };
+        Reports {
+            bins: match get("bins") {
+                Rows::Bins(r) => r,
+                _ => wrong("bins"),
+            },
+            fixed: match get("fixed") {
+                Rows::Fixed(r) => r,
+                _ => wrong("fixed"),
+            },
+            homo: match get("homo") {
+                Rows::Homo(r) => r,
+                _ => wrong("homo"),
+            },
+            hetero: match get("hetero") {
+                Rows::Hetero(r) => r,
+                _ => wrong("hetero"),
+            },
+            paired: match get("hetero_paired") {
+                Rows::Hetero(r) => r,
+                _ => wrong("hetero_paired"),
+            },
+            stale: match get("stale") {
+                Rows::Stale(r) => r,
+                _ => wrong("stale"),
+            },
+            swrr: match get("swrr") {
+                Rows::Swrr(SwrrRows::Sets(r)) => r,
+                _ => wrong("swrr"),
+            },
+            trace: match get("swrr_trace") {
+                Rows::Swrr(SwrrRows::Trace(r)) => r,
+                _ => wrong("swrr_trace"),
+            },
+        }
+    }
 }
 
 /// One comparison line.
@@ -160,35 +199,14 @@ struct Check {
     verdict: String,
 }
 
-fn col(r: &Report, name: &str) -> usize {
-    r.columns
-        .iter()
-        .position(|c| c == name)
-        .unwrap_or_else(|| panic!("{}: no column {name}", r.command))
+/// The first of `rows` that `is` accepts; `what` names it if there is none.
+fn find<'a, R>(rows: &'a [R], what: &str, is: impl Fn(&R) -> bool) -> &'a R {
+    rows.iter().find(|r| is(r)).unwrap_or_else(|| panic!("no row {what}"))
 }
 
-/// The first row whose columns equal the given values (numbers compared as f64).
-fn row<'a>(r: &'a Report, conds: &[(&str, &str)]) -> &'a [Value] {
-    r.rows
-        .iter()
-        .find(|row| {
-            conds.iter().all(|(c, want)| {
-                let v = &row[col(r, c)];
-                match (v.as_f64(), want.parse::<f64>()) {
-                    (Some(x), Ok(w)) => x == w,
-                    _ => v.as_str() == Some(want),
-                }
-            })
-        })
-        .unwrap_or_else(|| panic!("{}: no row {conds:?}", r.command))
-}
-
-fn num(r: &Report, row: &[Value], name: &str) -> f64 {
-    row[col(r, name)].as_f64().unwrap_or(f64::NAN)
-}
-
-fn opt(r: &Report, row: &[Value], name: &str) -> Option<f64> {
-    row[col(r, name)].as_f64()
+/// The differences to the baseline of a row from a command run with `--baseline`.
+fn vs_base(reading: &Reading) -> &VsBaseline {
+    reading.baseline.as_ref().expect("the command runs with --baseline")
 }
 
 fn f(x: f64) -> String {
@@ -228,10 +246,11 @@ fn check(
 fn article_checks(r: &Reports) -> Vec<Check> {
     let mut out = Vec::new();
     // bins, n = 10^6.
-    let b = r.bins;
     for (d, article, ok) in [(1u32, "<= 12", 12.0), (2, "4", 4.0)] {
-        let row = row(b, &[("n", "1000000"), ("d", &d.to_string()), ("variant", "uniform")]);
-        let m = num(b, row, "max_load_median");
+        let row = find(r.bins, &format!("bins n=10^6 d={d} uniform"), |b| {
+            b.n == 1_000_000 && b.d == d && b.variant == Variant::Uniform
+        });
+        let m = row.max_load_median;
         let verdict = if d == 1 { yes(m <= ok) } else { yes(m == ok) };
         out.push(check(
             "bins n=10^6",
@@ -243,10 +262,11 @@ fn article_checks(r: &Reports) -> Vec<Check> {
         ));
     }
     // fixed, d = 2, lambda = 0.9, n = 1000.
-    let fx = r.fixed;
     for (i, sim, theory) in [(4, 0.2067, 0.2059), (6, 0.00149, 0.00131)] {
-        let row = row(fx, &[("d", "2"), ("lambda", "0.9"), ("i", &i.to_string())]);
-        let (s, ci) = (num(fx, row, "sim"), opt(fx, row, "sim_ci95"));
+        let row = find(r.fixed, &format!("fixed d=2 lambda=0.9 i={i}"), |x| {
+            x.d == 2 && x.lambda == 0.9 && x.i == i
+        });
+        let (s, ci) = (row.sim, row.sim_ci95);
         out.push(check(
             "fixed d=2 lambda=0.9",
             &format!("s_{i} simulated"),
@@ -255,7 +275,7 @@ fn article_checks(r: &Reports) -> Vec<Check> {
             ci,
             within(sim, s, ci),
         ));
-        let t = num(fx, row, "theory");
+        let t = row.theory;
         let same = format!("{:.3e}", t) == format!("{:.3e}", theory);
         out.push(check(
             "fixed d=2 lambda=0.9",
@@ -268,10 +288,9 @@ fn article_checks(r: &Reports) -> Vec<Check> {
     }
     // hetero: absolute figures and ratios from the 40-replication paired run (baseline p2c), the
     // peak queues from the article's own setup (5 replications).
-    let hp = r.paired;
-    let prow = |p: &str| row(hp, &[("policy", p)]);
+    let prow = |p: &str| find(r.paired, &format!("hetero_paired {p}"), |x| x.policy == p);
     for (p, article) in [("p2c", 11.46), ("p2c-pewma", 12.07)] {
-        let (v, ci) = (num(hp, prow(p), "p99"), opt(hp, prow(p), "p99_ci95"));
+        let (v, ci) = (prow(p).p99, prow(p).p99_ci95);
         out.push(check(
             "hetero (40 reps)",
             &format!("{p} p99"),
@@ -281,9 +300,8 @@ fn article_checks(r: &Reports) -> Vec<Check> {
             within(article, v, ci),
         ));
     }
-    let h = r.hetero;
     for (p, article) in [("p2c", 6.0), ("p2c-pewma", 22.0)] {
-        let v = num(h, row(h, &[("policy", p)]), "max_queue");
+        let v = f64::from(find(r.hetero, &format!("hetero {p}"), |x| x.policy == p).max_queue);
         out.push(check(
             "hetero",
             &format!("{p} peak queue"),
@@ -295,8 +313,8 @@ fn article_checks(r: &Reports) -> Vec<Check> {
     }
     // swrr's p99 over p2c's, minus one, with its paired interval; "p2c is 23% lower" is
     // 1 - 1/(1 + x), whose interval follows by the delta method (derivative 1/(1 + x)^2).
-    let x = num(hp, prow("swrr"), "p99_vs_base");
-    let x_ci = opt(hp, prow("swrr"), "p99_vs_base_ci95");
+    let swrr = vs_base(&prow("swrr").reading);
+    let (x, x_ci) = (swrr.p99_vs_base, swrr.p99_vs_base_ci95);
     let lower = 1.0 - 1.0 / (1.0 + x);
     let lower_ci = x_ci.map(|c| c / (1.0 + x).powi(2));
     let tight = |ci: Option<f64>, rounding: f64| {
@@ -323,8 +341,8 @@ fn article_checks(r: &Reports) -> Vec<Check> {
         x_ci,
         format!("{}; {}", within(0.30, x, x_ci), tight(x_ci, 0.025)),
     ));
-    let pewma = num(hp, prow("p2c-pewma"), "p99_vs_base");
-    let pewma_ci = opt(hp, prow("p2c-pewma"), "p99_vs_base_ci95");
+    let pewma_vs = vs_base(&prow("p2c-pewma").reading);
+    let (pewma, pewma_ci) = (pewma_vs.p99_vs_base, pewma_vs.p99_vs_base_ci95);
     let article = 12.07 / 11.46 - 1.0;
     out.push(check(
         "hetero (40 reps)",
@@ -335,10 +353,14 @@ fn article_checks(r: &Reports) -> Vec<Check> {
         within(article, pewma, pewma_ci),
     ));
     // stale.
-    let s = r.stale;
-    let random = row(s, &[("period", "0"), ("policy", "random")]);
-    for (c, ci, article) in [("mean", "mean_ci95", 10.00), ("p99", "p99_ci95", 46.56)] {
-        let (v, h) = (num(s, random, c), opt(s, random, ci));
+    let srow = |t: f64, p: &str| {
+        find(r.stale, &format!("stale period={t} {p}"), |x| x.period == t && x.policy == p)
+    };
+    let random = srow(0.0, "random");
+    for (c, v, h, article) in [
+        ("mean", random.mean, random.mean_ci95, 10.00),
+        ("p99", random.p99, random.p99_ci95, 46.56),
+    ] {
         out.push(check(
             "stale n=100 lambda=0.9",
             &format!("random {c}"),
@@ -348,14 +370,12 @@ fn article_checks(r: &Reports) -> Vec<Check> {
             within(article, v, h),
         ));
     }
-    let mean = |t: &str, p: &str| num(s, row(s, &[("period", t), ("policy", p)]), "mean");
-    let steady =
-        |t: &str, p: &str| row(s, &[("period", t), ("policy", p)])[col(s, "steady")] == true;
+    let mean = |t: f64, p: &str| srow(t, p).mean;
     // A verdict on rows that are not steady says so.
-    let on = |verdict: String, rows: &[(&str, &str)]| {
+    let on = |verdict: String, rows: &[(f64, &str)]| {
         let unsteady: Vec<String> = rows
             .iter()
-            .filter(|(t, p)| !steady(t, p))
+            .filter(|&&(t, p)| !srow(t, p).reading.steady)
             .map(|(t, p)| format!("{p} at T={t}"))
             .collect();
         if unsteady.is_empty() {
@@ -365,11 +385,11 @@ fn article_checks(r: &Reports) -> Vec<Check> {
         }
     };
     // jsq over random, paired (stale runs with --baseline random).
-    let vs_random = |t: &str| {
-        let r = row(s, &[("period", t), ("policy", "jsq")]);
-        (1.0 + num(s, r, "mean_vs_base"), opt(s, r, "mean_vs_base_ci95"))
+    let vs_random = |t: f64| {
+        let b = vs_base(&srow(t, "jsq").reading);
+        (1.0 + b.mean_vs_base, b.mean_vs_base_ci95)
     };
-    let (at5, at5_ci) = vs_random("5");
+    let (at5, at5_ci) = vs_random(5.0);
     out.push(check(
         "stale",
         "jsq / random mean at T=5",
@@ -378,31 +398,29 @@ fn article_checks(r: &Reports) -> Vec<Check> {
         at5_ci,
         on(
             format!("{}; {}", within(1.2, at5, at5_ci), tight(at5_ci, 0.05)),
-            &[("5", "jsq"), ("5", "random")],
+            &[(5.0, "jsq"), (5.0, "random")],
         ),
     ));
-    let (at50, at50_ci) = vs_random("50");
+    let (at50, at50_ci) = vs_random(50.0);
     out.push(check(
         "stale",
         "jsq / random mean at T=50",
         "tens of times".into(),
         f(at50),
         at50_ci,
-        on(yes(at50 - at50_ci.unwrap_or(0.0) >= 10.0), &[("50", "jsq"), ("50", "random")]),
+        on(yes(at50 - at50_ci.unwrap_or(0.0) >= 10.0), &[(50.0, "jsq"), (50.0, "random")]),
     ));
-    let slowest = mean("50", "p2c") < mean("50", "p3c") && mean("50", "p3c") < mean("50", "jsq");
+    let (p2c, p3c, jsq) = (mean(50.0, "p2c"), mean(50.0, "p3c"), mean(50.0, "jsq"));
     out.push(check(
         "stale",
         "d=2 degrades slowest (T=50)",
         "p2c < p3c < jsq".into(),
-        format!("{} < {} < {}", f(mean("50", "p2c")), f(mean("50", "p3c")), f(mean("50", "jsq"))),
+        format!("{} < {} < {}", f(p2c), f(p3c), f(jsq)),
         None,
-        on(yes(slowest), &[("50", "p2c"), ("50", "p3c"), ("50", "jsq")]),
+        on(yes(p2c < p3c && p3c < jsq), &[(50.0, "p2c"), (50.0, "p3c"), (50.0, "jsq")]),
     ));
     // swrr.
-    let t = r.trace;
-    let seq: Vec<&str> =
-        t.rows.iter().map(|row| row[col(t, "selected")].as_str().unwrap_or("?")).collect();
+    let seq: Vec<&str> = r.trace.iter().map(|row| row.selected.as_str()).collect();
     let seq = seq.join(" ");
     out.push(check(
         "swrr 5,1,1",
@@ -412,9 +430,9 @@ fn article_checks(r: &Reports) -> Vec<Check> {
         None,
         yes(seq == "a a b a c a a"),
     ));
-    let last = t.rows.last().and_then(|row| row[col(t, "after")].as_array());
-    let last =
-        last.map_or("?".into(), |v| v.iter().map(Value::to_string).collect::<Vec<_>>().join(" "));
+    let last = r.trace.last().map_or("?".into(), |row| {
+        row.after.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")
+    });
     out.push(check(
         "swrr 5,1,1",
         "state after one cycle",
@@ -423,12 +441,11 @@ fn article_checks(r: &Reports) -> Vec<Check> {
         None,
         yes(last == "0 0 0"),
     ));
-    let w = r.swrr;
-    let smooth_max = w
-        .rows
+    let smooth_max = r
+        .swrr
         .iter()
-        .filter(|row| row[col(w, "algorithm")] == "smooth")
-        .map(|row| num(w, row, "max_deviation"))
+        .filter(|row| row.algorithm == "smooth")
+        .map(|row| row.max_deviation)
         .fold(0.0, f64::max);
     out.push(check(
         "swrr sets",
@@ -441,20 +458,19 @@ fn article_checks(r: &Reports) -> Vec<Check> {
     // homo: the article's qualitative claims.
     let hm = r.homo;
     let loads: Vec<f64> = {
-        let c = col(hm, "load");
-        let mut v: Vec<f64> = hm.rows.iter().filter_map(|row| row[c].as_f64()).collect();
+        let mut v: Vec<f64> = hm.iter().map(|row| row.load).collect();
         v.dedup();
         v
     };
-    let hmean = |load: f64, p: &str| {
-        num(hm, row(hm, &[("load", &load.to_string()), ("policy", p)]), "mean")
+    let hrow = |load: f64, p: &str| {
+        find(hm, &format!("homo load={load} {p}"), |x| x.load == load && x.policy == p)
     };
     // p2c-repl against p2c, paired (homo runs with --baseline p2c): the largest gap over loads.
     let (gap, gap_ci) = loads
         .iter()
         .map(|&l| {
-            let r = row(hm, &[("load", &l.to_string()), ("policy", "p2c-repl")]);
-            (num(hm, r, "mean_vs_base"), opt(hm, r, "mean_vs_base_ci95"))
+            let b = vs_base(&hrow(l, "p2c-repl").reading);
+            (b.mean_vs_base, b.mean_vs_base_ci95)
         })
         .fold((0.0f64, None), |best, (g, ci)| if g.abs() > best.0.abs() { (g, ci) } else { best });
     let real = gap_ci.is_some_and(|ci| gap.abs() > ci);
@@ -475,11 +491,9 @@ fn article_checks(r: &Reports) -> Vec<Check> {
         ),
     ));
     let jsq_best = loads.iter().all(|&l| {
-        let c = col(hm, "policy");
-        hm.rows
-            .iter()
-            .filter(|row| row[col(hm, "load")].as_f64() == Some(l))
-            .all(|row| row[c] == "jsq" || num(hm, row, "mean") > hmean(l, "jsq"))
+        hm.iter()
+            .filter(|row| row.load == l)
+            .all(|row| row.policy == "jsq" || row.mean > hrow(l, "jsq").mean)
     });
     out.push(check(
         "homo n=100",
@@ -494,16 +508,14 @@ fn article_checks(r: &Reports) -> Vec<Check> {
 
 fn theory_checks(r: &Reports) -> Vec<Check> {
     let mut out = Vec::new();
-    let hm = r.homo;
-    let steady = |row: &[Value]| row[col(hm, "steady")] == true;
-    for row in &hm.rows {
-        let load = num(hm, row, "load");
-        let policy = row[col(hm, "policy")].as_str().unwrap_or_default();
+    for row in r.homo {
+        let load = row.load;
+        let policy = row.policy.as_str();
         let n = 100;
         let name = format!("homo load={}", f(load));
-        let note = |v: String| if steady(row) { v } else { format!("{v} (not steady)") };
-        let (mean, mci) = (num(hm, row, "mean"), opt(hm, row, "mean_ci95"));
-        let (p99, pci) = (num(hm, row, "p99"), opt(hm, row, "p99_ci95"));
+        let note = |v: String| if row.reading.steady { v } else { format!("{v} (not steady)") };
+        let (mean, mci) = (row.mean, row.mean_ci95);
+        let (p99, pci) = (row.p99, row.p99_ci95);
         match policy {
             "random" | "rr" => {
                 let (model, t, q) = if policy == "random" {
@@ -556,27 +568,24 @@ fn theory_checks(r: &Reports) -> Vec<Check> {
             _ => {}
         }
     }
-    let fx = r.fixed;
     // One mean-sojourn check per (d, lambda): its first level row carries it.
-    for row in fx.rows.iter().filter(|row| row[col(fx, "i")] == 1) {
-        let d = num(fx, row, "d");
-        let (sim, t, ci) =
-            (num(fx, row, "mean"), num(fx, row, "mean_theory"), opt(fx, row, "mean_ci95"));
+    for row in r.fixed.iter().filter(|row| row.i == 1) {
+        let d = row.d;
+        let (sim, t, ci) = (row.mean, row.mean_theory, row.mean_ci95);
         let verdict = within(t, sim, ci);
-        let steady = row[col(fx, "steady")] == true;
         out.push(check(
-            &format!("fixed n=1000 lambda={}", f(num(fx, row, "lambda"))),
+            &format!("fixed n=1000 lambda={}", f(row.lambda)),
             &format!("mean vs T_{d}"),
             f(t),
             f(sim),
             ci,
-            if steady { verdict } else { format!("{verdict} (not steady)") },
+            if row.steady { verdict } else { format!("{verdict} (not steady)") },
         ));
     }
-    let s = r.stale;
-    let random = row(s, &[("period", "0"), ("policy", "random")]);
+    let random =
+        find(r.stale, "stale period=0 random", |x| x.period == 0.0 && x.policy == "random");
     let load = 0.9;
-    let (mean, ci) = (num(s, random, "mean"), opt(s, random, "mean_ci95"));
+    let (mean, ci) = (random.mean, random.mean_ci95);
     out.push(check(
         "stale (every T)",
         "random mean vs M/M/1",

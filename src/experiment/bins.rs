@@ -93,8 +93,8 @@ pub fn max_load(n: usize, d: u32, variant: Variant, rng: &mut SimRng) -> u32 {
     u32::from(max)
 }
 
-/// Runs `bins`; returns the report and the number of balls thrown.
-pub fn run(cfg: &BinsConfig, c: &Common, progress: Progress) -> (Report, u64) {
+/// Runs `bins`; returns the rows, the report built from them and the number of balls thrown.
+pub fn run(cfg: &BinsConfig, c: &Common, progress: Progress) -> (Vec<BinsRow>, Report, u64) {
     let cases = cases(cfg);
     let tasks: Vec<(usize, u64)> =
         (0..cases.len()).flat_map(|i| (0..c.seeds).map(move |k| (i, k))).collect();
@@ -126,5 +126,6 @@ pub fn run(cfg: &BinsConfig, c: &Common, progress: Progress) -> (Report, u64) {
         })
         .collect();
     let balls = cases.iter().map(|&(n, ..)| n).sum::<u64>() * c.seeds;
-    (Report::new("bins", &params(c, cfg), &rows), balls)
+    let report = Report::new("bins", &params(c, cfg), &rows);
+    (rows, report, balls)
 }

@@ -54,10 +54,9 @@ pub struct FixedRow {
     pub stopped: u64,
 }
 
-/// Runs `fixed`; returns the report and the number of events simulated.
-pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Report, u64) {
-    let scenarios: Vec<Scenario> = cfg
-        .d
+/// The scenarios of `fixed`: `pNc` with each `d` at each `lambda`, keeping queue-length levels.
+pub fn plan(cfg: &FixedConfig) -> Vec<Scenario> {
+    cfg.d
         .iter()
         .flat_map(|&d| {
             cfg.lambda.iter().map(move |&lambda| Scenario {
@@ -70,7 +69,13 @@ pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Report, u64) {
                 workload: Workload::default(),
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Runs `fixed`; returns the rows, the report built from them and the number of events
+/// simulated.
+pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Vec<FixedRow>, Report, u64) {
+    let scenarios = plan(cfg);
     let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
     let mut rows = Vec::new();
     let mut marks = Vec::new();
@@ -131,5 +136,6 @@ sum s_i (mean_theory)."
     if rows.iter().any(|r| !r.steady) {
         report.notes.push(STEADY_NOTE.into());
     }
-    (report, total_events(&outcomes))
+    let events = total_events(&outcomes);
+    (rows, report, events)
 }

@@ -86,11 +86,17 @@ pub fn stability(policy: PolicyKind, farm: &Farm, s: &Summary) -> (bool, Option<
     (true, None)
 }
 
-/// Runs `hetero`; returns the report and the number of events simulated.
-pub fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Report, u64) {
+/// The scenarios of `hetero`, in row order: one per policy on the configured farm.
+pub fn plan(cfg: &HeteroConfig) -> Vec<Scenario> {
     let farm = Farm::new(cfg.rates(), cfg.load);
-    let scenarios: Vec<Scenario> =
-        cfg.policies.iter().map(|&p| Scenario::live(farm.clone(), p, cfg.tau)).collect();
+    cfg.policies.iter().map(|&p| Scenario::live(farm.clone(), p, cfg.tau)).collect()
+}
+
+/// Runs `hetero`; returns the rows, the report built from them and the number of events
+/// simulated.
+pub fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Vec<HeteroRow>, Report, u64) {
+    let farm = Farm::new(cfg.rates(), cfg.load);
+    let scenarios = plan(cfg);
     let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
     let readings = readings(&scenarios, &outcomes, &cfg.run, cfg.baseline);
     let mut rows = Vec::new();
@@ -125,5 +131,6 @@ pub fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Report, u64) 
     if rows.iter().any(|r| !r.reading.steady) {
         report.notes.push(STEADY_NOTE.into());
     }
-    (report, total_events(&outcomes))
+    let events = total_events(&outcomes);
+    (rows, report, events)
 }

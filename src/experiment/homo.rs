@@ -36,17 +36,22 @@ pub struct HomoRow {
     pub reading: Reading,
 }
 
-/// Runs `homo`; returns the report and the number of events simulated.
-pub fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Report, u64) {
-    let scenarios: Vec<Scenario> = cfg
-        .loads
+/// The scenarios of `homo`, in row order: every policy at each load.
+pub fn plan(cfg: &HomoConfig) -> Vec<Scenario> {
+    cfg.loads
         .iter()
         .flat_map(|&load| {
             cfg.policies
                 .iter()
                 .map(move |&p| Scenario::live(Farm::homogeneous(cfg.servers, load), p, cfg.tau))
         })
-        .collect();
+        .collect()
+}
+
+/// Runs `homo`; returns the rows, the report built from them and the number of events
+/// simulated.
+pub fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Vec<HomoRow>, Report, u64) {
+    let scenarios = plan(cfg);
     let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
     let readings = readings(&scenarios, &outcomes, &cfg.run, cfg.baseline);
     let rows: Vec<HomoRow> = scenarios
@@ -75,5 +80,6 @@ pub fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Report, u64) {
     if report.marks.iter().any(Option::is_some) {
         report.notes.push(STEADY_NOTE.into());
     }
-    (report, total_events(&outcomes))
+    let events = total_events(&outcomes);
+    (rows, report, events)
 }

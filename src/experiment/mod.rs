@@ -1,4 +1,6 @@
-//! The experiments, one module per command. Each turns its config into a [`Report`].
+//! The experiments, one module per command. Each turns its config into typed rows and the
+//! [`Report`] built from them ([`Results`]): exporters read the report, while code that reads
+//! numbers back (the figures, the article's checks) reads the rows.
 //!
 //! Replications of every scenario run in parallel on a rayon pool of `--threads` workers. Each
 //! replication derives its own random streams from (seed, scenario, replication index) — see
@@ -32,27 +34,70 @@ use crate::workload::{Arrivals, ExpDemands, PoissonGaps, Service};
 /// Told of each finished replication and of work added on the way (from any worker thread).
 pub type Progress<'a> = &'a dyn Reporter;
 
-/// Runs the configured experiment.
+/// The typed rows of one command, in output order.
+#[derive(Debug, Clone)]
+pub enum Rows {
+    /// `bins`.
+    Bins(Vec<bins::BinsRow>),
+    /// `fixed`: one row per queue-length level.
+    Fixed(Vec<fixed::FixedRow>),
+    /// `homo`.
+    Homo(Vec<homo::HomoRow>),
+    /// `hetero`.
+    Hetero(Vec<hetero::HeteroRow>),
+    /// `stale`.
+    Stale(Vec<stale::StaleRow>),
+    /// `swrr`: a trace or the comparison of weight sets.
+    Swrr(swrr::SwrrRows),
+    /// `run`: one row per sweep point and policy.
+    Run(Vec<run::RunRow>),
+    /// A scenario file printed (`--print`, `--print-scenario`): no rows.
+    Print,
+}
+
+/// What a command produced: its typed rows and the report built from them.
+#[derive(Debug, Clone)]
+pub struct Results {
+    /// The rows, typed.
+    pub rows: Rows,
+    /// The same rows as cells, with the notes, marks, warnings and timing.
+    pub report: Report,
+}
+
+/// Runs the configured experiment; returns its report.
 pub fn run(cfg: &Config, progress: Progress) -> Report {
+    execute(cfg, progress).report
+}
+
+/// Runs the configured experiment; returns its typed rows and its report.
+pub fn execute(cfg: &Config, progress: Progress) -> Results {
     let start = Instant::now();
     let c = &cfg.common;
-    let (mut report, events) = in_pool(c, || match &cfg.experiment {
-        Experiment::Bins(b) => bins::run(b, c, progress),
-        Experiment::Fixed(f) => fixed::run(f, c, progress),
-        Experiment::Homo(h) => homo::run(h, c, progress),
-        Experiment::Hetero(h) => hetero::run(h, c, progress),
-        Experiment::Stale(s) => stale::run(s, c, progress),
-        Experiment::Swrr(s) => swrr::run(s),
-        Experiment::Run(r) => run::run(r, c, progress),
+    let (rows, mut report, events) = in_pool(c, || match &cfg.experiment {
+        Experiment::Bins(b) => typed(Rows::Bins, bins::run(b, c, progress)),
+        Experiment::Fixed(f) => typed(Rows::Fixed, fixed::run(f, c, progress)),
+        Experiment::Homo(h) => typed(Rows::Homo, homo::run(h, c, progress)),
+        Experiment::Hetero(h) => typed(Rows::Hetero, hetero::run(h, c, progress)),
+        Experiment::Stale(s) => typed(Rows::Stale, stale::run(s, c, progress)),
+        Experiment::Swrr(s) => typed(Rows::Swrr, swrr::run(s)),
+        Experiment::Run(r) => typed(Rows::Run, run::run(r, c, progress)),
         Experiment::Print(text) => {
             let mut report = Report::new("print", &(), &[] as &[()]);
             report.text = Some(text.clone());
-            (report, 0)
+            (Rows::Print, report, 0)
         }
     });
     let wall = start.elapsed().as_secs_f64();
     report.run = RunInfo { wall_seconds: wall, events, events_per_second: events as f64 / wall };
-    report
+    Results { rows, report }
+}
+
+/// A command's `(rows, report, events)` with its rows wrapped in their [`Rows`] variant.
+fn typed<R>(
+    variant: impl FnOnce(R) -> Rows,
+    (rows, report, events): (R, Report, u64),
+) -> (Rows, Report, u64) {
+    (variant(rows), report, events)
 }
 
 /// The number of replications the configured experiment will run (for progress reporting), twice
@@ -61,10 +106,10 @@ pub fn replications(cfg: &Config) -> u64 {
     let seeds = cfg.common.seeds;
     let (scenarios, run) = match &cfg.experiment {
         Experiment::Bins(b) => (bins::cases(b).len(), None),
-        Experiment::Fixed(f) => (f.d.len() * f.lambda.len(), Some(&f.run)),
-        Experiment::Homo(h) => (h.loads.len() * h.policies.len(), Some(&h.run)),
-        Experiment::Hetero(h) => (h.policies.len(), Some(&h.run)),
-        Experiment::Stale(s) => (s.periods.len() * s.policies.len(), Some(&s.run)),
+        Experiment::Fixed(f) => (fixed::plan(f).len(), Some(&f.run)),
+        Experiment::Homo(h) => (homo::plan(h).len(), Some(&h.run)),
+        Experiment::Hetero(h) => (hetero::plan(h).len(), Some(&h.run)),
+        Experiment::Stale(s) => (stale::plan(s).len(), Some(&s.run)),
         Experiment::Swrr(_) | Experiment::Print(_) => return 0,
         Experiment::Run(r) => {
             let passes = |p: &run::Point| if p.run.warmup_auto { 2 } else { 1 };

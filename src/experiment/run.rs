@@ -7,6 +7,7 @@
 //! discipline and `[[events]]` do not enter the key: the same file with another discipline, or
 //! without its events, sees the same requests (common random numbers).
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{
@@ -116,8 +117,44 @@ pub fn run_config(spec: &Spec) -> RunConfig {
     run
 }
 
-/// Runs the scenario; returns the report and the number of events simulated.
-pub fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Report, u64) {
+/// One row of `run`: the swept keys, then the SPEC's columns, then drift.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRow {
+    /// The swept keys and their values at this point, in sweep order.
+    #[serde(flatten)]
+    pub keys: Map<String, Value>,
+    /// The policy as written in the file.
+    pub policy: String,
+    /// Replications.
+    pub seeds: u64,
+    /// Pooled mean sojourn.
+    pub mean: f64,
+    /// Median sojourn (merged histograms).
+    pub p50: f64,
+    /// 90th percentile sojourn.
+    pub p90: f64,
+    /// 99th percentile sojourn.
+    pub p99: f64,
+    /// 99.9th percentile sojourn.
+    #[serde(rename = "p99.9")]
+    pub p99_9: f64,
+    /// Largest queue seen.
+    pub max_queue: u32,
+    /// 95% half-width of the per-replication means; empty when the service variance is infinite.
+    pub mean_ci95: Option<f64>,
+    /// 95% half-width of the per-replication p99s.
+    pub p99_ci95: Option<f64>,
+    /// False when the measured window still holds the start-up transient or a trend (MSER-5).
+    pub steady: bool,
+    /// Replications the queue guard stopped.
+    pub stopped: u64,
+    /// Second-half over first-half mean.
+    pub drift: f64,
+}
+
+/// Runs the scenario; returns the rows, the report built from them and the number of events
+/// simulated.
+pub fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Vec<RunRow>, Report, u64) {
     let mut rows = Vec::new();
     let mut marks = Vec::new();
     let mut warnings = Vec::new();
@@ -131,7 +168,7 @@ pub fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Report, u64) {
             let mut r = row(point, p, o);
             let mut mark = steadiness_mark(&o.summary, &point.run);
             if point.heavy_tail {
-                r.insert("mean_ci95".into(), Value::Null);
+                r.mean_ci95 = None;
                 mark = Some(mark.map_or("infinite service variance: no interval".into(), |m| {
                     format!("infinite service variance: no interval; {m}")
                 }));
@@ -146,36 +183,34 @@ pub fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Report, u64) {
     let mut report = Report::new("run", &super::params(c, cfg), &rows);
     report.marks = marks;
     report.warnings = warnings;
-    if rows.iter().any(|r| r.get("steady") == Some(&Value::Bool(false))) {
+    if rows.iter().any(|r| !r.steady) {
         report.notes.push(STEADY_NOTE.into());
     }
     if cfg.points.iter().any(|p| p.heavy_tail) {
         report.notes.push(HEAVY_TAIL.into());
     }
-    (report, events)
+    (rows, report, events)
 }
 
-/// A row: the sweep keys, then the SPEC's columns, then drift.
-fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> Map<String, Value> {
+/// The row of policy `p` at `point`.
+fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
     let s = &o.summary;
-    let mut m = Map::new();
-    for (key, value) in &point.keys {
-        m.insert(key.clone(), toml_to_json(value));
+    RunRow {
+        keys: point.keys.iter().map(|(key, value)| (key.clone(), toml_to_json(value))).collect(),
+        policy: p.label.clone(),
+        seeds: s.seeds,
+        mean: s.mean,
+        p50: s.merged.quantile(0.5),
+        p90: s.merged.quantile(0.9),
+        p99: s.p99,
+        p99_9: s.merged.quantile(0.999),
+        max_queue: s.max_queue,
+        mean_ci95: s.mean_ci95,
+        p99_ci95: s.p99_ci95,
+        steady: s.steady(),
+        stopped: s.stops,
+        drift: s.drift,
     }
-    m.insert("policy".into(), p.label.clone().into());
-    m.insert("seeds".into(), s.seeds.into());
-    m.insert("mean".into(), s.mean.into());
-    for (name, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)] {
-        let v = if q == 0.99 { s.p99 } else { s.merged.quantile(q) };
-        m.insert(name.into(), v.into());
-    }
-    m.insert("max_queue".into(), s.max_queue.into());
-    m.insert("mean_ci95".into(), s.mean_ci95.into());
-    m.insert("p99_ci95".into(), s.p99_ci95.into());
-    m.insert("steady".into(), s.steady().into());
-    m.insert("stopped".into(), s.stops.into());
-    m.insert("drift".into(), s.drift.into());
-    m
 }
 
 /// A swept value as a cell.

@@ -52,11 +52,10 @@ pub fn information(policy: PolicyKind, period: f64) -> Information {
     }
 }
 
-/// Runs `stale`; returns the report and the number of events simulated.
-pub fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Report, u64) {
+/// The scenarios of `stale`, in row order: every policy at each board period.
+pub fn plan(cfg: &StaleConfig) -> Vec<Scenario> {
     let farm = Farm::homogeneous(cfg.servers, cfg.load);
-    let scenarios: Vec<Scenario> = cfg
-        .periods
+    cfg.periods
         .iter()
         .flat_map(|&period| {
             let farm = &farm;
@@ -69,7 +68,13 @@ pub fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Report, u64) {
                 workload: Workload::default(),
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Runs `stale`; returns the rows, the report built from them and the number of events
+/// simulated.
+pub fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Vec<StaleRow>, Report, u64) {
+    let scenarios = plan(cfg);
     let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
     let readings = readings(&scenarios, &outcomes, &cfg.run, cfg.baseline);
     let rows: Vec<StaleRow> = scenarios
@@ -98,5 +103,6 @@ pub fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Report, u64) {
     if report.marks.iter().any(Option::is_some) {
         report.notes.push(STEADY_NOTE.into());
     }
-    (report, total_events(&outcomes))
+    let events = total_events(&outcomes);
+    (rows, report, events)
 }

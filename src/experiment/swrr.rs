@@ -26,6 +26,15 @@ pub struct TraceRow {
     pub after: Vec<i64>,
 }
 
+/// The rows of `swrr`: one cycle traced, or the comparison of weight sets.
+#[derive(Debug, Clone)]
+pub enum SwrrRows {
+    /// `--trace W`: one row per step.
+    Trace(Vec<TraceRow>),
+    /// The weight sets, smooth against expanded.
+    Sets(Vec<SmoothnessRow>),
+}
+
 /// One row of the comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct SmoothnessRow {
@@ -116,8 +125,8 @@ pub fn cyclic_max_run(cycle: &[usize]) -> u64 {
     longest
 }
 
-/// Runs `swrr`; returns the report and the number of picks made.
-pub fn run(cfg: &SwrrConfig) -> (Report, u64) {
+/// Runs `swrr`; returns the rows, the report built from them and the number of picks made.
+pub fn run(cfg: &SwrrConfig) -> (SwrrRows, Report, u64) {
     if let Some(w) = &cfg.trace {
         let mut alg = SmoothWrr::new(w);
         let total: u64 = w.iter().sum();
@@ -135,7 +144,7 @@ pub fn run(cfg: &SwrrConfig) -> (Report, u64) {
         let mut report = Report::new("swrr", cfg, &rows);
         let seq: Vec<String> = rows.iter().map(|r| r.selected.clone()).collect();
         report.notes.push(format!("sequence: {}", seq.join(" ")));
-        return (report, total);
+        return (SwrrRows::Trace(rows), report, total);
     }
     let mut rows = Vec::new();
     let mut picks = 0;
@@ -153,7 +162,8 @@ pub fn run(cfg: &SwrrConfig) -> (Report, u64) {
             picks += total;
         }
     }
-    (Report::new("swrr", cfg, &rows), picks)
+    let report = Report::new("swrr", cfg, &rows);
+    (SwrrRows::Sets(rows), report, picks)
 }
 
 #[cfg(test)]

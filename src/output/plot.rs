@@ -1,4 +1,4 @@
-//! SVG figures drawn from a report: the article's two figures.
+//! SVG figures drawn from a command's typed rows: the article's two figures.
 //!
 //! - `fixed`: the fraction of servers with queue `>= i` on a log axis, simulated points over the
 //!   fixed-point lines, one colour per `d`;
@@ -6,12 +6,13 @@
 //!   jsq is tens of times worse than the rest); the periods are evenly spaced categories, and a
 //!   point whose row is not steady is drawn as an open square instead of a dot.
 //!
-//! Figures are deterministic (same report, same bytes), so they can be committed and compared.
+//! Figures are deterministic (same rows, same bytes), so they can be committed and compared.
 
 use plotters::prelude::*;
-use serde_json::Value;
 
-use super::Report;
+use crate::experiment::Rows;
+use crate::experiment::fixed::FixedRow;
+use crate::experiment::stale::StaleRow;
 
 const SIZE: (u32, u32) = (720, 480);
 const PALETTE: [RGBColor; 6] = [
@@ -23,21 +24,13 @@ const PALETTE: [RGBColor; 6] = [
     RGBColor(140, 86, 75),
 ];
 
-/// The figure for a report, for the commands that have one (`fixed`, `stale`).
-pub fn svg(report: &Report) -> Option<String> {
-    match report.command.as_str() {
-        "fixed" => Some(fixed(report)),
-        "stale" => Some(stale(report)),
+/// The figure for a command's rows, for the commands that have one (`fixed`, `stale`).
+pub fn svg(rows: &Rows) -> Option<String> {
+    match rows {
+        Rows::Fixed(rows) => Some(fixed(rows)),
+        Rows::Stale(rows) => Some(stale(rows)),
         _ => None,
     }
-}
-
-fn column(report: &Report, name: &str) -> usize {
-    report.columns.iter().position(|c| c == name).unwrap_or_else(|| panic!("no column {name}"))
-}
-
-fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(f64::NAN)
 }
 
 fn label(x: f64) -> String {
@@ -61,28 +54,21 @@ fn legend<'a, X, Y>(
         .expect("drawing into a string");
 }
 
-/// Distinct values of a column, in order of first appearance.
-fn distinct(report: &Report, col: usize) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
-    for row in &report.rows {
-        if !out.contains(&row[col]) {
-            out.push(row[col].clone());
+/// Distinct values of `key` over `rows`, in order of first appearance.
+fn distinct<'a, R, T: PartialEq>(rows: &'a [R], key: impl Fn(&'a R) -> T) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for row in rows {
+        let k = key(row);
+        if !out.contains(&k) {
+            out.push(k);
         }
     }
     out
 }
 
-fn fixed(report: &Report) -> String {
-    let (cd, cl, ci, cs, ct) = (
-        column(report, "d"),
-        column(report, "lambda"),
-        column(report, "i"),
-        column(report, "sim"),
-        column(report, "theory"),
-    );
-    let levels: Vec<&Vec<Value>> = report.rows.iter().filter(|r| r[ci].is_u64()).collect();
-    let max_i = levels.iter().filter_map(|r| r[ci].as_u64()).max().unwrap_or(1) as f64;
-    let positive = levels.iter().flat_map(|r| [num(&r[cs]), num(&r[ct])]).filter(|&v| v > 0.0);
+fn fixed(levels: &[FixedRow]) -> String {
+    let max_i = levels.iter().map(|r| r.i).max().unwrap_or(1) as f64;
+    let positive = levels.iter().flat_map(|r| [r.sim, r.theory]).filter(|&v| v > 0.0);
     let y_min = positive.fold(1.0f64, f64::min).max(1e-9) / 2.0;
     let mut out = String::new();
     {
@@ -103,27 +89,18 @@ fn fixed(report: &Report) -> String {
             .y_label_formatter(&|y| format!("{y:.0e}"))
             .draw()
             .expect("drawing into a string");
-        let groups: Vec<(Value, Value)> = {
-            let mut g: Vec<(Value, Value)> = Vec::new();
-            for r in &levels {
-                let key = (r[cd].clone(), r[cl].clone());
-                if !g.contains(&key) {
-                    g.push(key);
-                }
-            }
-            g
-        };
-        for (k, (d, lambda)) in groups.iter().enumerate() {
+        let groups = distinct(levels, |r| (r.d, r.lambda));
+        for (k, &(d, lambda)) in groups.iter().enumerate() {
             let color = PALETTE[k % PALETTE.len()];
-            let rows: Vec<&&Vec<Value>> =
-                levels.iter().filter(|r| &r[cd] == d && &r[cl] == lambda).collect();
-            let theory: Vec<(f64, f64)> = rows.iter().map(|r| (num(&r[ci]), num(&r[ct]))).collect();
+            let rows: Vec<&FixedRow> =
+                levels.iter().filter(|r| r.d == d && r.lambda == lambda).collect();
+            let theory: Vec<(f64, f64)> = rows.iter().map(|r| (f64::from(r.i), r.theory)).collect();
             let sim: Vec<(f64, f64)> =
-                rows.iter().map(|r| (num(&r[ci]), num(&r[cs]))).filter(|&(_, y)| y > 0.0).collect();
+                rows.iter().map(|r| (f64::from(r.i), r.sim)).filter(|&(_, y)| y > 0.0).collect();
             chart
                 .draw_series(LineSeries::new(theory, color.stroke_width(2)))
                 .expect("drawing into a string")
-                .label(format!("d = {d}, lambda = {}: fixed point", label(num(lambda))))
+                .label(format!("d = {d}, lambda = {}: fixed point", label(lambda)))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
             chart
                 .draw_series(sim.into_iter().map(|p| Circle::new(p, 4, color.stroke_width(2))))
@@ -137,19 +114,13 @@ fn fixed(report: &Report) -> String {
     out
 }
 
-fn stale(report: &Report) -> String {
-    let (cp, cpol, cm, cst) = (
-        column(report, "period"),
-        column(report, "policy"),
-        column(report, "mean"),
-        column(report, "steady"),
-    );
-    let periods = distinct(report, cp);
-    let policies = distinct(report, cpol);
-    let means: Vec<f64> = report.rows.iter().map(|r| num(&r[cm])).filter(|v| *v > 0.0).collect();
+fn stale(rows: &[StaleRow]) -> String {
+    let periods = distinct(rows, |r| r.period);
+    let policies = distinct(rows, |r| r.policy.as_str());
+    let means: Vec<f64> = rows.iter().map(|r| r.mean).filter(|v| *v > 0.0).collect();
     let y_max = means.iter().copied().fold(1.0, f64::max) * 2.0;
     let y_min = means.iter().copied().fold(f64::INFINITY, f64::min).min(1.0) / 1.5;
-    let period_labels: Vec<String> = periods.iter().map(|p| label(num(p))).collect();
+    let period_labels: Vec<String> = periods.iter().map(|&p| label(p)).collect();
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
@@ -183,12 +154,12 @@ fn stale(report: &Report) -> String {
             let pts: Vec<((f64, f64), bool)> = periods
                 .iter()
                 .enumerate()
-                .filter_map(|(x, p)| {
-                    let row = report.rows.iter().find(|r| &r[cp] == p && &r[cpol] == policy)?;
-                    Some(((x as f64, num(&row[cm])), row[cst].as_bool() != Some(false)))
+                .filter_map(|(x, &p)| {
+                    let row = rows.iter().find(|r| r.period == p && r.policy == *policy)?;
+                    Some(((x as f64, row.mean), row.reading.steady))
                 })
                 .collect();
-            let name = policy.as_str().unwrap_or("?").to_string();
+            let name = policy.to_string();
             let line: Vec<(f64, f64)> = pts.iter().map(|&(p, _)| p).collect();
             chart
                 .draw_series(LineSeries::new(line, color.stroke_width(2)))
@@ -206,7 +177,7 @@ fn stale(report: &Report) -> String {
                 }))
                 .expect("drawing into a string");
         }
-        if report.rows.iter().any(|r| r[cst].as_bool() == Some(false)) {
+        if rows.iter().any(|r| !r.reading.steady) {
             chart
                 .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
                 .expect("drawing into a string")
@@ -224,39 +195,46 @@ fn stale(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde::Serialize;
+    use crate::experiment::bins::BinsRow;
 
-    #[derive(Serialize)]
-    struct Level {
-        d: u32,
-        lambda: f64,
-        i: Option<u32>,
-        sim: f64,
-        theory: f64,
+    fn level(i: u32) -> FixedRow {
+        let s = 0.9f64.powi(i as i32);
+        FixedRow {
+            d: 2,
+            lambda: 0.9,
+            i,
+            sim: s,
+            theory: s,
+            sim_ci95: None,
+            reached: 1,
+            theory_in_ci: false,
+            mean: 1.0,
+            mean_ci95: None,
+            mean_theory: 1.0,
+            steady: true,
+            stopped: 0,
+        }
     }
 
     #[test]
     fn non_figure_commands_have_none() {
-        let r = Report::new(
-            "homo",
-            &(),
-            &[Level { d: 1, lambda: 0.5, i: Some(1), sim: 0.5, theory: 0.5 }],
-        );
-        assert!(svg(&r).is_none());
+        let rows = vec![BinsRow {
+            n: 10,
+            d: 2,
+            variant: crate::config::Variant::Uniform,
+            seeds: 1,
+            max_load_median: 2.0,
+            max_load_min: 2,
+            max_load_max: 2,
+        }];
+        assert!(svg(&Rows::Bins(rows)).is_none());
+        assert!(svg(&Rows::Print).is_none());
     }
 
     #[test]
-    fn the_same_report_draws_the_same_bytes() {
-        let rows: Vec<Level> = (1..5)
-            .map(|i| Level {
-                d: 2,
-                lambda: 0.9,
-                i: Some(i),
-                sim: 0.9f64.powi(i as i32),
-                theory: 0.9f64.powi(i as i32),
-            })
-            .collect();
-        let r = Report::new("fixed", &(), &rows);
-        assert_eq!(svg(&r), svg(&r));
+    fn the_same_rows_draw_the_same_bytes() {
+        let rows = Rows::Fixed((1..5).map(level).collect());
+        assert!(svg(&rows).is_some());
+        assert_eq!(svg(&rows), svg(&rows));
     }
 }
