@@ -1,7 +1,7 @@
 //! Load-balancing policies.
 //!
 //! A policy picks the server for each arriving request. It reads load only through
-//! [`LoadTable`](crate::model::LoadTable), which the simulation fills with live queue lengths or with
+//! [`LoadTable`], which the simulation fills with live queue lengths or with
 //! a stale bulletin board, so every policy runs unchanged under every information model. Randomness
 //! is injected (`rng`), never global, so every replication reproduces exactly.
 //!
