@@ -14,39 +14,25 @@ use crate::output::Format;
 use crate::policy::registry::{self, NameError};
 use crate::policy::{Info, PolicyKind, SWRR_MAX_CYCLE, integer_weights};
 
-/// A usage error: bad input, reported as one line and exit status 2.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError(pub String);
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
+pub use crate::error::UsageError;
+use crate::error::{ScenarioError, shown};
 
 fn bad(option: &str, value: &str, accepted: impl fmt::Display) -> UsageError {
-    UsageError(format!("invalid value '{}' for {option}: {accepted}", shown(value)))
+    UsageError::InvalidValue {
+        option: option.into(),
+        value: value.into(),
+        accepted: accepted.to_string(),
+    }
 }
 
-/// A user's value as it may appear in a one-line message: control characters escaped, and cut
-/// short if very long.
-fn shown(value: &str) -> String {
-    const MAX: usize = 60;
-    let mut out = String::new();
-    for (i, c) in value.chars().enumerate() {
-        if i == MAX {
-            out.push_str("...");
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+/// A rule about `option` and the others given, stated after its name.
+fn conflict(option: &str, rule: impl Into<String>) -> UsageError {
+    UsageError::Conflict { option: option.into(), rule: rule.into() }
+}
+
+/// A size beyond a limit, stated after the option's name.
+fn too_large(option: impl Into<String>, limit: impl Into<String>) -> UsageError {
+    UsageError::TooLarge { option: option.into(), limit: limit.into() }
 }
 
 /// Upper bounds that keep a run within memory and within a human lifetime.
@@ -153,16 +139,20 @@ pub fn parse_list<T: PartialEq>(
     item: impl Fn(&str) -> Result<T, UsageError>,
 ) -> Result<Vec<T>, UsageError> {
     if s.trim().is_empty() {
-        return Err(UsageError(format!("{option} needs at least one value")));
+        return Err(UsageError::EmptyList { option: option.into(), what: "value".into() });
     }
     let mut out: Vec<T> = Vec::new();
     for part in s.split(',') {
         if part.trim().is_empty() {
-            return Err(UsageError(format!("{option} has an empty item in '{}'", shown(s))));
+            return Err(UsageError::EmptyItem {
+                option: option.into(),
+                what: "item".into(),
+                list: s.into(),
+            });
         }
         let v = item(part.trim())?;
         if out.contains(&v) {
-            return Err(UsageError(format!("{option} lists '{}' twice", shown(part.trim()))));
+            return Err(UsageError::Duplicate { option: option.into(), item: part.trim().into() });
         }
         out.push(v);
     }
@@ -187,21 +177,16 @@ fn rate(option: &str, s: &str) -> Result<f64, UsageError> {
     )
 }
 
-/// Refuses an `--out` that cannot name a file: empty, a directory, or in a missing directory.
-fn check_out(out: &Path) -> Result<(), UsageError> {
+/// Refuses an `--out` (or `--plot`) that cannot name a file: empty, a directory, or in a missing directory.
+fn check_out(option: &str, out: &Path) -> Result<(), UsageError> {
     let text = out.to_string_lossy();
-    let shown = shown(&text);
     if text.is_empty() || text.ends_with('/') || out.is_dir() || out.file_name().is_none() {
-        return Err(UsageError(format!(
-            "invalid value '{shown}' for --out: expected a file name, not a directory"
-        )));
+        return Err(bad(option, &text, "expected a file name, not a directory"));
     }
     let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !dir.is_dir() {
-        return Err(UsageError(format!(
-            "invalid value '{shown}' for --out: directory '{}' does not exist",
-            self::shown(&dir.to_string_lossy())
-        )));
+        let dir = shown(&dir.to_string_lossy());
+        return Err(bad(option, &text, format!("directory '{dir}' does not exist")));
     }
     Ok(())
 }
@@ -230,10 +215,13 @@ fn check_horizon(run: &RunConfig, arrival_rate: f64, fastest: f64) -> Result<(),
     let arrivals = run.most_arrivals() as f64;
     let horizon = arrivals / arrival_rate * fastest;
     if horizon > limits::HORIZON {
-        return Err(UsageError(format!(
-            "--requests plus --warmup ({arrivals:.0e}) at this load and farm size simulate about {horizon:.1e} service times, beyond the clock's precision (at most {:.0e}): raise the load or the number of servers, or lower --requests",
-            limits::HORIZON
-        )));
+        return Err(too_large(
+            "--requests plus --warmup",
+            format!(
+                "({arrivals:.0e}) at this load and farm size simulate about {horizon:.1e} service times, beyond the clock's precision (at most {:.0e}): raise the load or the number of servers, or lower --requests",
+                limits::HORIZON
+            ),
+        ));
     }
     Ok(())
 }
@@ -246,17 +234,23 @@ fn check_swrr(policies: &[PolicyKind], rates: &[f64]) -> Result<(), UsageError> 
     }
     let cycle: u64 = integer_weights(rates).iter().sum();
     if cycle > SWRR_MAX_CYCLE {
-        return Err(UsageError(format!(
-            "--policies swrr: the rates give integer weights whose cycle ({cycle}) exceeds {SWRR_MAX_CYCLE}; use rates with fewer decimals"
-        )));
+        return Err(too_large(
+            "--policies",
+            format!(
+                "swrr: the rates give integer weights whose cycle ({cycle}) exceeds {SWRR_MAX_CYCLE}; use rates with fewer decimals"
+            ),
+        ));
     }
     let work = cycle.saturating_mul(rates.len() as u64);
     if work > limits::SWRR_SETUP {
-        return Err(UsageError(format!(
-            "--policies swrr: a cycle of {cycle} picks over {} servers is {work} steps to set up; at most {} are accepted: use fewer servers",
-            rates.len(),
-            limits::SWRR_SETUP
-        )));
+        return Err(too_large(
+            "--policies",
+            format!(
+                "swrr: a cycle of {cycle} picks over {} servers is {work} steps to set up; at most {} are accepted: use fewer servers",
+                rates.len(),
+                limits::SWRR_SETUP
+            ),
+        ));
     }
     Ok(())
 }
@@ -276,12 +270,15 @@ fn check_memory(
     let workers = threads.unwrap_or_else(available_cores) as u64;
     let at_once = workers.min(replications).max(1);
     if at_once.saturating_mul(per_replication) > limits::MEMORY {
-        return Err(UsageError(format!(
-            "{what} needs about {} MiB per replication, and {at_once} would run at once (--threads); \
-             at most {} MiB are accepted: use fewer --threads or a smaller farm",
-            per_replication >> 20,
-            limits::MEMORY >> 20
-        )));
+        return Err(too_large(
+            what,
+            format!(
+                "needs about {} MiB per replication, and {at_once} would run at once (--threads); \
+                 at most {} MiB are accepted: use fewer --threads or a smaller farm",
+                per_replication >> 20,
+                limits::MEMORY >> 20
+            ),
+        ));
     }
     Ok(())
 }
@@ -556,13 +553,14 @@ fn run_config(
         })
         .transpose()?;
     if precision.is_some() && seeds < 2 {
-        return Err(UsageError(
-            "--precision needs --seeds 2 or more: the interval comes from the spread between replications".into(),
+        return Err(conflict(
+            "--precision",
+            "needs --seeds 2 or more: the interval comes from the spread between replications",
         ));
     }
     let max_requests = match (&a.max_requests, precision) {
         (Some(_), None) => {
-            return Err(UsageError("--max-requests only applies with --precision".into()));
+            return Err(conflict("--max-requests", "only applies with --precision"));
         }
         (Some(s), Some(_)) => {
             Some(parse_count("--max-requests", s, requests, limits::ARRIVALS).map_err(|_| {
@@ -595,11 +593,14 @@ fn run_config(
         .collect(),
     };
     if requests + warmup > limits::ARRIVALS {
-        return Err(UsageError(format!(
-            "--requests plus --warmup is {}; at most {} arrivals per replication are accepted",
-            requests + warmup,
-            limits::ARRIVALS
-        )));
+        return Err(too_large(
+            "--requests plus --warmup",
+            format!(
+                "is {}; at most {} arrivals per replication are accepted",
+                requests + warmup,
+                limits::ARRIVALS
+            ),
+        ));
     }
     let queue_guard = parse_count("--queue-guard", &a.queue_guard, 1, limits::QUEUE_GUARD)? as u32;
     Ok(RunConfig { warmup, requests, queue_guard, warmup_auto, precision, max_requests, quantiles })
@@ -715,24 +716,27 @@ fn run_scenario(
 ) -> Result<Experiment, UsageError> {
     use crate::experiment::run::{Point, RunScenario, run_config};
     use crate::scenario::Source;
-    let mut source = Source::read(&a.file).map_err(|e| UsageError(e.0))?;
+    let mut source = Source::read(&a.file)?;
     for assignment in &a.set {
-        source.set(assignment).map_err(|e| UsageError(e.0))?;
+        source.set(assignment)?;
     }
     if let Some(list) = &a.policies {
         let parts = split_policies(list);
         if parts.iter().any(String::is_empty) {
-            return Err(UsageError(format!("--policies has an empty item in '{}'", shown(list))));
+            return Err(UsageError::EmptyItem {
+                option: "--policies".into(),
+                what: "item".into(),
+                list: list.clone(),
+            });
         }
         let value = toml::Value::Array(parts.into_iter().map(toml::Value::String).collect());
         source.table.insert("policies".into(), value);
     }
-    let points = source.points().map_err(|e| UsageError(e.0))?;
+    let points = source.points()?;
+    let keyed = |e: String| UsageError::from(ScenarioError::keyed(&source.file, None, &e));
     let first = points[0].1.clone();
     if a.print {
-        let base = source
-            .spec_of(&source.table)
-            .map_err(|e| UsageError(format!("{}: {e}", source.file)))?;
+        let base = source.spec_of(&source.table).map_err(keyed)?;
         return Ok(Experiment::Print(base.to_toml()));
     }
     if !seeds_given {
@@ -744,41 +748,56 @@ fn run_scenario(
     let mut resolved = Vec::new();
     for (keys, spec) in points {
         let board = spec.info.kind == "board";
-        let policies = scenario_policies("policies", &spec.policies, board)
-            .map_err(|e| UsageError(format!("{}: {e}", source.file)))?;
+        let policies = scenario_policies("policies", &spec.policies, board).map_err(keyed)?;
         let servers = spec.rates().len();
         for p in &policies {
             if servers < p.kind.min_servers() {
-                return Err(UsageError(format!(
-                    "{}: policy {} needs at least {} servers, but farm.groups gives {servers}",
-                    source.file,
-                    p.label,
-                    p.kind.min_servers()
-                )));
+                let e = UsageError::TooFewServers {
+                    policy: p.label.clone(),
+                    needs: p.kind.min_servers(),
+                    option: "farm.groups".into(),
+                    servers,
+                };
+                return Err(ScenarioError::File {
+                    file: source.file.clone(),
+                    line: None,
+                    message: e.to_string(),
+                }
+                .into());
             }
         }
         check_swrr(&policies.iter().map(|p| p.kind).collect::<Vec<_>>(), &spec.rates())?;
         let mut run = run_config(&spec);
-        let (arrivals, service) =
-            spec.workload(&source.dir).map_err(|e| UsageError(format!("{}: {e}", source.file)))?;
+        let (arrivals, service) = spec.workload(&source.dir).map_err(keyed)?;
         // A trace ends the run: measure what it holds after the warm-up.
         if let Some(len) = arrivals.trace_len() {
             let len = len as u64;
             if len < run.warmup + 2 {
-                return Err(UsageError(format!(
-                    "{}: run.warmup: the trace holds {len} arrivals, not enough for a warm-up of {} and 2 measured",
-                    source.file, run.warmup
-                )));
+                return Err(ScenarioError::Key {
+                    file: source.file.clone(),
+                    line: None,
+                    key: "run.warmup".into(),
+                    message: format!(
+                        "the trace holds {len} arrivals, not enough for a warm-up of {} and 2 measured",
+                        run.warmup
+                    ),
+                }
+                .into());
             }
             run.requests = run.requests.min(len - run.warmup);
         }
         let load = arrivals.load(spec.capacity());
         let heavy_tail = service.infinite_variance();
         if !(limits::MIN_LOAD..1.0).contains(&load) {
-            return Err(UsageError(format!(
-                "{}: arrivals: the trace's rate is {load:.3} of the farm's capacity; expected 0 < load < 1",
-                source.file
-            )));
+            return Err(ScenarioError::Key {
+                file: source.file.clone(),
+                line: None,
+                key: "arrivals".into(),
+                message: format!(
+                    "the trace's rate is {load:.3} of the farm's capacity; expected 0 < load < 1"
+                ),
+            }
+            .into());
         }
         let fastest = spec.rates().iter().copied().fold(0.0, f64::max);
         check_horizon(&run, arrivals.rate(), fastest)?;
@@ -820,8 +839,9 @@ fn print_scenario(
 ) -> Result<Experiment, UsageError> {
     use crate::scenario::{Count, Spec, Warmup};
     if run.precision.is_some() || !run.quantiles.is_empty() {
-        return Err(UsageError(
-            "--print-scenario writes the workload and run length; --precision and --quantiles are not part of a scenario file".into(),
+        return Err(conflict(
+            "--print-scenario",
+            "writes the workload and run length; --precision and --quantiles are not part of a scenario file",
         ));
     }
     let mut spec = Spec { name: name.into(), ..Spec::default() };
@@ -889,11 +909,12 @@ fn check_farm_size(
 ) -> Result<(), UsageError> {
     for &p in policies {
         if servers < p.min_servers() {
-            return Err(UsageError(format!(
-                "policy {} needs at least {} servers, but {option} gives {servers}",
-                p.name(),
-                p.min_servers()
-            )));
+            return Err(UsageError::TooFewServers {
+                policy: p.name(),
+                needs: p.min_servers(),
+                option: option.into(),
+                servers,
+            });
         }
     }
     Ok(())
@@ -902,10 +923,13 @@ fn check_farm_size(
 fn check_replications(seeds: u64, scenarios: usize) -> Result<(), UsageError> {
     let total = seeds.saturating_mul(scenarios as u64);
     if total > limits::REPLICATIONS {
-        return Err(UsageError(format!(
-            "--seeds {seeds} over {scenarios} scenarios is {total} replications; at most {} are accepted",
-            limits::REPLICATIONS
-        )));
+        return Err(too_large(
+            format!("--seeds {seeds}"),
+            format!(
+                "over {scenarios} scenarios is {total} replications; at most {} are accepted",
+                limits::REPLICATIONS
+            ),
+        ));
     }
     Ok(())
 }
@@ -951,9 +975,10 @@ impl Config {
             let unused = [("--seeds", g.seeds.is_some()), ("--seed", g.seed.is_some())];
             let unused = unused.into_iter().chain([("--threads", g.threads.is_some())]);
             if let Some((option, _)) = unused.into_iter().find(|&(_, given)| given) {
-                return Err(UsageError(format!(
-                    "{option} is not used by swrr, which runs no replications and draws no random numbers"
-                )));
+                return Err(conflict(
+                    option,
+                    "is not used by swrr, which runs no replications and draws no random numbers",
+                ));
             }
         }
         let default_seeds = if matches!(cli.command, Command::Fixed(_)) { 3 } else { 5 };
@@ -983,7 +1008,7 @@ impl Config {
         // `-o -` is stdout, as without `-o`.
         let out = g.out.clone().filter(|out| out != Path::new("-"));
         if let Some(out) = &out {
-            check_out(out)?;
+            check_out("--out", out)?;
         }
         let plot = match &cli.command {
             Command::Fixed(a) => a.plot.clone(),
@@ -993,19 +1018,20 @@ impl Config {
         if let Some(plot) = &plot {
             if plot == Path::new("-") {
                 if out.is_none() {
-                    return Err(UsageError(
-                        "--plot - sends the figure to stdout, where the table goes too: send the table to a file with -o FILE".into(),
+                    return Err(conflict(
+                        "--plot -",
+                        "sends the figure to stdout, where the table goes too: send the table to a file with -o FILE",
                     ));
                 }
             } else {
-                check_out(plot).map_err(|e| UsageError(e.0.replace("--out", "--plot")))?;
+                check_out("--plot", plot)?;
             }
             let same = out.as_deref().is_some_and(|out| {
                 out == plot
                     || crate::output::dest::identity(out) == crate::output::dest::identity(plot)
             });
             if same {
-                return Err(UsageError("--plot and --out name the same file".into()));
+                return Err(conflict("--plot", "and --out name the same file"));
             }
         }
         let mut common = Common { seeds, seed, format: g.format, threads, out, plot };
@@ -1024,14 +1050,18 @@ impl Config {
                     _ => Err(bad("--variants", s, "expected uniform or left")),
                 })?;
                 if !variants.contains(&Variant::Uniform) && d.iter().all(|&dd| dd < 2) {
-                    return Err(UsageError(
-                        "--variants left runs only for --d 2 or more, and --d gives only 1: nothing to run".into(),
+                    return Err(conflict(
+                        "--variants left",
+                        "runs only for --d 2 or more, and --d gives only 1: nothing to run",
                     ));
                 }
                 if let Some(&dd) = d.iter().find(|&&dd| u64::from(dd) > *n.iter().min().unwrap()) {
-                    return Err(UsageError(format!(
-                        "--d {dd} is larger than the smallest --n; each ball needs d <= n bins"
-                    )));
+                    return Err(conflict(
+                        "--d",
+                        format!(
+                            "{dd} is larger than the smallest --n; each ball needs d <= n bins"
+                        ),
+                    ));
                 }
                 check_replications(seeds, n.len() * d.len() * variants.len())?;
                 let largest = n.iter().copied().max().unwrap_or(0);
@@ -1050,26 +1080,32 @@ impl Config {
                     Ok(parse_count("--d", s, 1, u64::from(limits::CHOICES))? as u32)
                 })?;
                 if let Some(&dd) = d.iter().find(|&&dd| dd as usize > n) {
-                    return Err(UsageError(format!(
-                        "--d {dd} is larger than the farm (--n {n}); d distinct choices need d <= n"
-                    )));
+                    return Err(conflict(
+                        "--d",
+                        format!(
+                            "{dd} is larger than the farm (--n {n}); d distinct choices need d <= n"
+                        ),
+                    ));
                 }
                 for (&l, &dd) in lambda.iter().flat_map(|l| d.iter().map(move |dd| (l, dd))) {
                     let levels = fixed_levels(l, dd);
                     if levels > limits::LEVELS {
-                        return Err(UsageError(format!(
-                            "--lambda {l} with --d {dd} lists {levels} levels (s_i >= {}); at most {} are accepted: lower --lambda or raise --d",
-                            crate::experiment::fixed::MIN_THEORY,
-                            limits::LEVELS
-                        )));
+                        return Err(too_large(
+                            format!("--lambda {l} with --d {dd}"),
+                            format!(
+                                "lists {levels} levels (s_i >= {}); at most {} are accepted: lower --lambda or raise --d",
+                                crate::experiment::fixed::MIN_THEORY,
+                                limits::LEVELS
+                            ),
+                        ));
                     }
                 }
                 check_run_size(seeds, lambda.len() * d.len(), threads, n, &format!("--n {n}"))?;
                 let run = run_config(&a.run, 5_000_000, 500_000, seeds)?;
                 if !run.quantiles.is_empty() {
-                    return Err(UsageError(
-                        "--quantiles does not apply to fixed, whose rows are queue-length levels"
-                            .into(),
+                    return Err(conflict(
+                        "--quantiles",
+                        "does not apply to fixed, whose rows are queue-length levels",
                     ));
                 }
                 let lowest = lambda.iter().copied().fold(1.0, f64::min);
@@ -1126,11 +1162,14 @@ impl Config {
                 let slow = servers("--slow", &a.slow, 0)?;
                 let fast = servers("--fast", &a.fast, 0)?;
                 if slow + fast == 0 || (slow + fast) as u64 > limits::SERVERS {
-                    return Err(UsageError(format!(
-                        "--slow plus --fast must be from 1 to {} servers, got {}",
-                        limits::SERVERS,
-                        slow + fast
-                    )));
+                    return Err(conflict(
+                        "--slow plus --fast",
+                        format!(
+                            "must be from 1 to {} servers, got {}",
+                            limits::SERVERS,
+                            slow + fast
+                        ),
+                    ));
                 }
                 let slow_rate = rate("--slow-rate", &a.slow_rate)?;
                 let fast_rate = rate("--fast-rate", &a.fast_rate)?;
@@ -1205,10 +1244,13 @@ impl Config {
                     periods.iter().copied().filter(|&p| p > 0.0).fold(f64::MAX, f64::min);
                 let updates = arrivals / (load * servers as f64) / shortest * servers as f64;
                 if shortest < f64::MAX && updates > limits::BOARD_UPDATES {
-                    return Err(UsageError(format!(
-                        "--periods {shortest} at --load {load} means about {updates:.1e} board updates (posts x servers) per replication; at most {:.0e} are accepted: raise the period or the load, or lower --requests",
-                        limits::BOARD_UPDATES
-                    )));
+                    return Err(too_large(
+                        format!("--periods {shortest} at --load {load}"),
+                        format!(
+                            "means about {updates:.1e} board updates (posts x servers) per replication; at most {:.0e} are accepted: raise the period or the load, or lower --requests",
+                            limits::BOARD_UPDATES
+                        ),
+                    ));
                 }
                 let baseline = baseline(&a.baseline, &policies)?;
                 if a.print_scenario {
@@ -1237,15 +1279,19 @@ impl Config {
                 let sets = match &a.weights {
                     Some(s) => {
                         if s.trim().is_empty() {
-                            return Err(UsageError("--weights needs at least one set".into()));
+                            return Err(UsageError::EmptyList {
+                                option: "--weights".into(),
+                                what: "set".into(),
+                            });
                         }
                         let mut sets: Vec<Vec<u64>> = Vec::new();
                         for set in s.split(';') {
                             if set.trim().is_empty() {
-                                return Err(UsageError(format!(
-                                    "--weights has an empty set in '{}'",
-                                    shown(s)
-                                )));
+                                return Err(UsageError::EmptyItem {
+                                    option: "--weights".into(),
+                                    what: "set".into(),
+                                    list: s.clone(),
+                                });
                             }
                             let w = weights("--weights", set.trim(), limits::SWRR_WORK)?;
                             if w.len() < 2 {
@@ -1256,10 +1302,10 @@ impl Config {
                                 ));
                             }
                             if sets.contains(&w) {
-                                return Err(UsageError(format!(
-                                    "--weights lists '{}' twice",
-                                    shown(set.trim())
-                                )));
+                                return Err(UsageError::Duplicate {
+                                    option: "--weights".into(),
+                                    item: set.trim().into(),
+                                });
                             }
                             sets.push(w);
                         }
@@ -1353,15 +1399,15 @@ mod tests {
     fn messages_stay_on_one_line() {
         assert_eq!(shown("a\nb\tc"), "a\\nb\\tc");
         assert_eq!(shown(&"x".repeat(100)).len(), 63);
-        let e = bad("--loads", "0.5\n0.9", "expected a load").0;
+        let e = bad("--loads", "0.5\n0.9", "expected a load").to_string();
         assert_eq!(e.lines().count(), 1, "{e}");
     }
 
     #[test]
     fn out_must_name_a_file_in_an_existing_directory() {
-        assert!(check_out(Path::new("results.csv")).is_ok());
+        assert!(check_out("--out", Path::new("results.csv")).is_ok());
         for bad in ["", "/", "/tmp", "/tmp/", "..", "/nonexistent-dir/x.csv"] {
-            let e = check_out(Path::new(bad)).unwrap_err().0;
+            let e = check_out("--out", Path::new(bad)).unwrap_err().to_string();
             assert!(e.contains("--out"), "{bad}: {e}");
         }
     }
@@ -1376,7 +1422,7 @@ mod tests {
         assert!(p("0.5,1").is_err());
         assert!(p("nan").is_err());
         assert!(p("inf").is_err());
-        let e = p("0.5,1.2").unwrap_err().0;
+        let e = p("0.5,1.2").unwrap_err().to_string();
         assert!(e.contains("--loads") && e.contains("0 < load < 1"), "{e}");
     }
 }

@@ -22,6 +22,7 @@
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod error;
 pub mod experiment;
 pub mod model;
 pub mod output;

@@ -43,7 +43,7 @@ fn parse(line: &str, threads: Option<usize>) -> Result<Config, UsageError> {
         args.extend(["--threads".to_string(), t.to_string()]);
     }
     let cli = <Cli as clap::Parser>::try_parse_from(&args)
-        .map_err(|e| UsageError(e.to_string().lines().next().unwrap_or_default().to_string()))?;
+        .map_err(|e| UsageError::Other(e.to_string().lines().next().unwrap_or_default().into()))?;
     Config::from_cli(&cli)
 }
 

@@ -951,8 +951,9 @@ fn in_process(args: &[String]) -> i32 {
     let cfg = match Config::from_cli(&cli) {
         Ok(cfg) => cfg,
         Err(e) => {
-            assert_eq!(e.0.lines().count(), 1, "{args:?}: {e}");
-            assert!(e.0.contains("--"), "{args:?}: the message names no option: {e}");
+            let text = e.to_string();
+            assert_eq!(text.lines().count(), 1, "{args:?}: {e}");
+            assert!(text.contains("--"), "{args:?}: the message names no option: {e}");
             return 2;
         }
     };

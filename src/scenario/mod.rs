@@ -250,17 +250,7 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
-/// A bad scenario: one line naming the file, the line when known, and the key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScenarioError(pub String);
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ScenarioError {}
+pub use crate::error::ScenarioError;
 
 /// The 1-based line of byte `offset` in `text`.
 fn line_of(text: &str, offset: usize) -> usize {
@@ -270,10 +260,8 @@ fn line_of(text: &str, offset: usize) -> usize {
 /// A TOML error as one line: `FILE:LINE: message`.
 fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
     let message = e.message().trim().replace('\n', " ");
-    match e.span() {
-        Some(span) => ScenarioError(format!("{file}:{}: {message}", line_of(text, span.start))),
-        None => ScenarioError(format!("{file}: {message}")),
-    }
+    let line = e.span().map(|span| line_of(text, span.start));
+    ScenarioError::File { file: file.into(), line, message }
 }
 
 /// The swept keys and their values at one point of the grid, in the sweep's key order.
@@ -306,21 +294,22 @@ impl Source {
     pub fn read(file: &Path) -> Result<Source, ScenarioError> {
         let name = file.display().to_string();
         let text = std::fs::read_to_string(file)
-            .map_err(|e| ScenarioError(format!("cannot read scenario '{name}': {e}")))?;
+            .map_err(|e| ScenarioError::Read { file: name.clone(), reason: e.to_string() })?;
         Source::parse(&name, &text)
     }
 
     /// Applies `--set KEY=VALUE`: VALUE is read as a TOML value (`0.8`, `"ps"`, `[1, 2]`), or as a
     /// string when it is not one (`--set farm.discipline=ps`).
     pub fn set(&mut self, assignment: &str) -> Result<(), ScenarioError> {
-        let (key, value) = assignment.split_once('=').ok_or_else(|| {
-            ScenarioError(format!("invalid value '{assignment}' for --set: expected KEY=VALUE"))
-        })?;
+        let (key, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| ScenarioError::SetSyntax { assignment: assignment.into() })?;
+        let refused =
+            |message: String| ScenarioError::Set { assignment: assignment.into(), message };
         let value = parse_value(value.trim());
-        set_path(&mut self.table, key.trim(), value)
-            .map_err(|e| ScenarioError(format!("--set {assignment}: {e}")))?;
+        set_path(&mut self.table, key.trim(), value).map_err(refused)?;
         // The override must still make a valid file.
-        self.spec_of(&self.table).map_err(|e| ScenarioError(format!("--set {assignment}: {e}")))?;
+        self.spec_of(&self.table).map_err(refused)?;
         Ok(())
     }
 
@@ -336,10 +325,15 @@ impl Source {
     /// slowest), each with its sweep values `(key, value)`, validated.
     pub fn points(&self) -> Result<Vec<(SweepPoint, Spec)>, ScenarioError> {
         let base =
-            self.spec_of(&self.table).map_err(|e| ScenarioError(format!("{}: {e}", self.file)))?;
+            self.spec_of(&self.table).map_err(|e| ScenarioError::keyed(&self.file, None, &e))?;
         let mut grid: Vec<SweepPoint> = vec![Vec::new()];
         for (key, values) in &base.sweep {
-            let err = |m: String| ScenarioError(format!("{}: sweep.\"{key}\": {m}", self.file));
+            let err = |message: String| ScenarioError::Key {
+                file: self.file.clone(),
+                line: None,
+                key: format!("sweep.\"{key}\""),
+                message,
+            };
             let Value::Array(values) = values else {
                 return Err(err("expected a list of values".into()));
             };
@@ -370,18 +364,38 @@ impl Source {
             .map(|point| {
                 let mut table = self.table.clone();
                 for (key, value) in &point {
-                    set_path(&mut table, key, value.clone()).map_err(|e| {
-                        ScenarioError(format!("{}: sweep.\"{key}\": {e}", self.file))
+                    set_path(&mut table, key, value.clone()).map_err(|message| {
+                        ScenarioError::Key {
+                            file: self.file.clone(),
+                            line: None,
+                            key: format!("sweep.\"{key}\""),
+                            message,
+                        }
                     })?;
                 }
                 let spec = self.spec_of(&table).map_err(|e| {
                     let at = point.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>();
-                    ScenarioError(format!("{}: at sweep point {}: {e}", self.file, at.join(", ")))
+                    ScenarioError::SweepPoint {
+                        file: self.file.clone(),
+                        point: at.join(", "),
+                        message: e,
+                    }
                 })?;
                 spec.validate().map_err(|e| {
-                    let line =
-                        self.line_of_key(&e.key).map(|l| format!(":{l}")).unwrap_or_default();
-                    ScenarioError(format!("{}{line}: {}", self.file, e.message))
+                    let line = self.line_of_key(&e.key);
+                    match e.message.strip_prefix(&format!("{}: ", e.key)) {
+                        Some(message) => ScenarioError::Key {
+                            file: self.file.clone(),
+                            line,
+                            key: e.key.clone(),
+                            message: message.into(),
+                        },
+                        None => ScenarioError::File {
+                            file: self.file.clone(),
+                            line,
+                            message: e.message.clone(),
+                        },
+                    }
                 })?;
                 Ok((point, spec))
             })
@@ -703,7 +717,12 @@ mod tests {
     fn errors_point_at_the_line_of_the_key() {
         let text = "name = \"x\"\n\n[arrivals]\nload = 3.0\n";
         let source = Source::parse("f.toml", text).unwrap();
-        let e = source.points().unwrap_err().0;
+        let e = source.points().unwrap_err();
+        assert!(
+            matches!(&e, ScenarioError::Key { line: Some(4), key, .. } if key == "arrivals.load"),
+            "{e:?}"
+        );
+        let e = e.to_string();
         assert!(e.starts_with("f.toml:4: arrivals.load"), "{e}");
         assert_eq!(source.line_of_key("arrivals"), Some(3));
     }
