@@ -23,6 +23,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod experiment;
+pub mod info;
 pub mod model;
 pub mod output;
 pub mod policy;
