@@ -24,6 +24,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod experiment;
+pub mod info;
 pub mod model;
 pub mod output;
 pub mod policy;

@@ -89,7 +89,7 @@ impl Point {
                 info: match self.spec.info.kind.as_str() {
                     "board" => {
                         let period = self.spec.info.period.unwrap_or(0.0);
-                        let local = self.spec.info.local || p.kind == PolicyKind::JsqLocal;
+                        let local = self.spec.info.local || p.kind.counts_dispatches();
                         if period == 0.0 {
                             Information::Live
                         } else {

@@ -2,8 +2,9 @@
 //! (PODC 1997; IEEE TPDS 11(1), 2000).
 //!
 //! Every `T` time units all queue lengths are posted at once; policies read the board, not the
-//! servers (`T = 0`: live queue lengths). `jsq-local` is `jsq` whose dispatches also add one to the
-//! chosen server's board entry at once, as a balancer's own in-flight counter does (Envoy's
+//! servers (`T = 0`: live queue lengths). `jsq-local` is `jsq` under the board with
+//! update-on-dispatch ([`BoardWithDispatch`](crate::info::BoardWithDispatch)): its dispatches also
+//! add one to the chosen server's board entry at once, as a balancer's own in-flight counter does (Envoy's
 //! `rq_active`, NGINX's `conns`); each post resets the entries to the truth.
 
 use serde::Serialize;
@@ -43,12 +44,13 @@ pub struct StaleRow {
     pub reading: Reading,
 }
 
-/// The information model for `policy` at board period `period`.
+/// The information model for `policy` at board period `period` (the update-on-dispatch board for
+/// a name that [counts its dispatches](PolicyKind::counts_dispatches)).
 pub fn information(policy: PolicyKind, period: f64) -> Information {
     if period == 0.0 {
         Information::Live
     } else {
-        Information::Board { period, local: policy == PolicyKind::JsqLocal }
+        Information::Board { period, local: policy.counts_dispatches() }
     }
 }
 

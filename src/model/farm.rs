@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 
 use crate::engine::{SimTime, Simulation};
-use crate::model::LoadTable;
+use crate::info::{Board, BoardWithDispatch, InfoModel, Live};
 use crate::policy::Policy;
 use crate::rng::SimRng;
 use crate::stats::RepStats;
@@ -83,7 +83,7 @@ impl Farm {
     }
 }
 
-/// What the policy sees.
+/// What the policy sees: the configuration of an information model (see [`crate::info`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Information {
     /// True queue lengths at every instant.
@@ -143,6 +143,9 @@ struct Job {
 ///
 /// The article's farm ([`Farm::is_plain`]) runs a loop of its own; every other farm runs the
 /// general loop. Given the same farm, both give the same replication.
+///
+/// The information model is built here, once, from `opts.info`: [`Live`], [`Board`], or
+/// [`BoardWithDispatch`] for a board with `local` set.
 #[allow(clippy::too_many_arguments)]
 pub fn simulate<P: Policy, A: Gaps, S: Demands>(
     farm: &Farm,
@@ -154,21 +157,54 @@ pub fn simulate<P: Policy, A: Gaps, S: Demands>(
     workload: SimRng,
     coins: SimRng,
 ) -> RepStats {
+    let n = farm.rates.len();
+    let sorted = P::NEEDS_SHORTEST;
+    match opts.info {
+        Information::Live => {
+            let info = Live::new(n, sorted);
+            simulate_with(farm, len, opts, policy, info, arrivals, service, workload, coins)
+        }
+        Information::Board { period, local: false } => {
+            let info = Board::new(n, sorted, period);
+            simulate_with(farm, len, opts, policy, info, arrivals, service, workload, coins)
+        }
+        Information::Board { period, local: true } => {
+            let info = BoardWithDispatch::new(n, sorted, period);
+            simulate_with(farm, len, opts, policy, info, arrivals, service, workload, coins)
+        }
+    }
+}
+
+/// Runs one replication under the information model `info`: the article's loop for the article's
+/// farm, the general loop otherwise.
+#[allow(clippy::too_many_arguments)]
+pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
+    farm: &Farm,
+    len: RunLength,
+    opts: SimOptions,
+    policy: P,
+    info: I,
+    arrivals: &mut A,
+    service: &S,
+    workload: SimRng,
+    coins: SimRng,
+) -> RepStats {
     if farm.is_plain() {
-        simulate_plain(farm, len, opts, policy, arrivals, service, workload, coins)
+        simulate_plain(farm, len, opts, policy, info, arrivals, service, workload, coins)
     } else {
-        super::general::simulate(farm, len, opts, policy, arrivals, service, workload, coins)
+        super::general::simulate(farm, len, opts, policy, info, arrivals, service, workload, coins)
     }
 }
 
 /// The loop of the article's farm: per-server FIFO queues whose front request is in service, and
 /// one pending departure per busy server.
 #[allow(clippy::too_many_arguments)]
-fn simulate_plain<P: Policy, A: Gaps, S: Demands>(
+fn simulate_plain<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
     farm: &Farm,
     len: RunLength,
     opts: SimOptions,
     mut policy: P,
+    mut info: I,
     arrivals: &mut A,
     service: &S,
     mut workload: SimRng,
@@ -176,13 +212,8 @@ fn simulate_plain<P: Policy, A: Gaps, S: Demands>(
 ) -> RepStats {
     let n = farm.rates.len();
     let total = len.warmup + len.requests;
-    let (live, dispatch_updates) = match opts.info {
-        Information::Live => (true, true),
-        Information::Board { local, .. } => (false, local),
-    };
 
     let mut rec = Recorder::new(n, len, opts.track_levels);
-    let mut table = LoadTable::new(n, P::NEEDS_SHORTEST);
     let mut queues: Vec<VecDeque<Job>> = vec![VecDeque::new(); n];
     let mut sim = Simulation::with_capacity(n + 2);
     let mut arrived = 0u64;
@@ -193,7 +224,7 @@ fn simulate_plain<P: Policy, A: Gaps, S: Demands>(
         sim.schedule(SimTime::new(first), Event::Arrival).expect("future");
         arrivals_over = false;
     }
-    if let Information::Board { period, .. } = opts.info {
+    if let Some(period) = info.post_period() {
         sim.schedule_class(SimTime::new(period), POST_CLASS, Event::Post).expect("future");
     }
 
@@ -210,7 +241,7 @@ fn simulate_plain<P: Policy, A: Gaps, S: Demands>(
                 // The gap to the next arrival is the stream's next draw; taking it here (the last
                 // arrival's is never used) lets its division overlap with the dispatch.
                 let gap = arrivals.next_gap(&mut workload);
-                let s = policy.pick(&table, now, &mut coins);
+                let s = policy.pick(info.view(), now, &mut coins);
                 let service = demand / farm.rates[s];
                 let q = &mut queues[s];
                 q.push_back(Job { arrival: t, service, index: arrived });
@@ -219,9 +250,7 @@ fn simulate_plain<P: Policy, A: Gaps, S: Demands>(
                     sim.schedule(SimTime::new(t + service), Event::Departure(s as u32))
                         .expect("future");
                 }
-                if dispatch_updates {
-                    table.inc(s);
-                }
+                info.on_dispatch(s);
                 rec.joined(arrived, s, qlen, t);
                 if rec.guard(qlen, opts.queue_guard, t) {
                     break;
@@ -242,17 +271,15 @@ fn simulate_plain<P: Policy, A: Gaps, S: Demands>(
                 let sojourn = t - job.arrival;
                 rec.departed(job.index, job.arrival, sojourn, qlen, t);
                 policy.on_departure(s, sojourn, now);
-                if live {
-                    table.dec(s);
-                }
+                info.on_departure(s);
                 if let Some(next) = q.front() {
                     sim.schedule(SimTime::new(t + next.service), Event::Departure(s as u32))
                         .expect("future");
                 }
             }
             Event::Post => {
-                table.set_all(queues.iter().map(|q| q.len() as u32));
-                if !arrivals_over && let Information::Board { period, .. } = opts.info {
+                info.on_post(queues.iter().map(|q| q.len() as u32));
+                if !arrivals_over && let Some(period) = info.post_period() {
                     sim.schedule_class(SimTime::new(t + period), POST_CLASS, Event::Post)
                         .expect("future");
                 }

@@ -42,10 +42,10 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
-use super::farm::{Discipline, Farm, Information, POST_CLASS, RunLength, SimOptions};
+use super::farm::{Discipline, Farm, POST_CLASS, RunLength, SimOptions};
 use super::record::Recorder;
 use crate::engine::{SimTime, Simulation};
-use crate::model::LoadTable;
+use crate::info::InfoModel;
 use crate::policy::Policy;
 use crate::rng::SimRng;
 use crate::stats::RepStats;
@@ -346,11 +346,12 @@ impl Servers for SharedServers {
 
 /// Runs one replication of any farm; see [`simulate`](super::simulate).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn simulate<P: Policy, A: Gaps, S: Demands>(
+pub(super) fn simulate<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
     farm: &Farm,
     len: RunLength,
     opts: SimOptions,
     policy: P,
+    info: I,
     arrivals: &mut A,
     service: &S,
     workload: SimRng,
@@ -359,21 +360,22 @@ pub(super) fn simulate<P: Policy, A: Gaps, S: Demands>(
     match farm.discipline {
         Discipline::Fifo => {
             let servers = FifoWorkers::new(&farm.rates, farm.slots as usize);
-            run(farm, len, opts, policy, arrivals, service, workload, coins, servers)
+            run(farm, len, opts, policy, info, arrivals, service, workload, coins, servers)
         }
         Discipline::Ps => {
             let servers = SharedServers::new(&farm.rates, farm.slots);
-            run(farm, len, opts, policy, arrivals, service, workload, coins, servers)
+            run(farm, len, opts, policy, info, arrivals, service, workload, coins, servers)
         }
     }
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run<P: Policy, A: Gaps, S: Demands, V: Servers>(
+fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
     farm: &Farm,
     len: RunLength,
     opts: SimOptions,
     mut policy: P,
+    mut info: I,
     arrivals: &mut A,
     service: &S,
     mut workload: SimRng,
@@ -382,13 +384,8 @@ fn run<P: Policy, A: Gaps, S: Demands, V: Servers>(
 ) -> RepStats {
     let n = farm.rates.len();
     let total = len.warmup + len.requests;
-    let (live, dispatch_updates) = match opts.info {
-        Information::Live => (true, true),
-        Information::Board { local, .. } => (false, local),
-    };
 
     let mut rec = Recorder::new(n, len, opts.track_levels);
-    let mut table = LoadTable::new(n, P::NEEDS_SHORTEST);
     let mut sim = Simulation::with_capacity(n * farm.slots as usize + farm.events.len() + 2);
     let mut arrived = 0u64;
 
@@ -402,7 +399,7 @@ fn run<P: Policy, A: Gaps, S: Demands, V: Servers>(
         schedule(&mut sim, first, Event::Arrival);
         arrivals_over = false;
     }
-    if let Information::Board { period, .. } = opts.info {
+    if let Some(period) = info.post_period() {
         sim.schedule_class(SimTime::new(period), POST_CLASS, Event::Post).expect("future");
     }
 
@@ -415,12 +412,10 @@ fn run<P: Policy, A: Gaps, S: Demands, V: Servers>(
                 rec.arriving(arrived, t, || (0..n).map(|s| servers.len(s)).max().unwrap_or(0));
                 let work = service.demand(&mut workload);
                 let gap = arrivals.next_gap(&mut workload);
-                let s = policy.pick(&table, now, &mut coins);
+                let s = policy.pick(info.view(), now, &mut coins);
                 servers.arrive(s, Job { arrival: t, work, index: arrived }, t, &mut sim);
                 let qlen = servers.len(s);
-                if dispatch_updates {
-                    table.inc(s);
-                }
+                info.on_dispatch(s);
                 rec.joined(arrived, s, qlen, t);
                 if rec.guard(qlen, opts.queue_guard, t) {
                     break;
@@ -441,9 +436,7 @@ fn run<P: Policy, A: Gaps, S: Demands, V: Servers>(
                 let sojourn = t - job.arrival;
                 rec.departed(job.index, job.arrival, sojourn, servers.len(s) + 1, t);
                 policy.on_departure(s, sojourn, now);
-                if live {
-                    table.dec(s);
-                }
+                info.on_departure(s);
             }
             Event::Rate(i) => {
                 rec.stats.events += 1;
@@ -454,8 +447,8 @@ fn run<P: Policy, A: Gaps, S: Demands, V: Servers>(
             }
             Event::Post => {
                 rec.stats.events += 1;
-                table.set_all((0..n).map(|s| servers.len(s)));
-                if !arrivals_over && let Information::Board { period, .. } = opts.info {
+                info.on_post((0..n).map(|s| servers.len(s)));
+                if !arrivals_over && let Some(period) = info.post_period() {
                     sim.schedule_class(SimTime::new(t + period), POST_CLASS, Event::Post)
                         .expect("future");
                 }

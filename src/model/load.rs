@@ -1,7 +1,7 @@
 //! What a policy sees of the farm: one load value per server.
 //!
-//! [`LoadTable`] is the single place where policies read load. The simulation decides what goes
-//! into it and when (the information model): with live information every arrival and departure
+//! [`LoadTable`] is the single place where policies read load. The information model
+//! ([`crate::info`]) decides what goes into it and when: with live information every arrival and departure
 //! updates it at once; with a bulletin board it is overwritten with the true queue lengths every
 //! `T` time units (and, for update-on-dispatch, also incremented at each dispatch). The same policy
 //! code therefore runs on fresh or stale information without knowing which.

@@ -21,5 +21,7 @@ mod general;
 mod load;
 mod record;
 
-pub use farm::{Discipline, Farm, Information, RateChange, RunLength, SimOptions, simulate};
+pub use farm::{
+    Discipline, Farm, Information, RateChange, RunLength, SimOptions, simulate, simulate_with,
+};
 pub use load::LoadTable;

@@ -60,6 +60,9 @@ pub struct Entry {
     pub min_servers: MinServers,
     /// Parameters accepted as `NAME:key=value` in a scenario's policy list.
     pub params: &'static [&'static str],
+    /// Counts its own dispatches on the board: the name selects the update-on-dispatch board
+    /// ([`BoardWithDispatch`](crate::info::BoardWithDispatch)) rather than a different policy.
+    pub counts_dispatches: bool,
 }
 
 impl Entry {
@@ -74,6 +77,7 @@ impl Entry {
             board: true,
             min_servers: MinServers::AtLeast(1),
             params: &[],
+            counts_dispatches: false,
         }
     }
 
@@ -90,6 +94,12 @@ impl Entry {
     /// Allowed with a bulletin board only.
     pub const fn board_only(self) -> Entry {
         Entry { live: false, ..self }
+    }
+
+    /// Runs on a board only, a board to which each of its dispatches adds one at once
+    /// (update-on-dispatch).
+    pub const fn counts_dispatches(self) -> Entry {
+        Entry { live: false, counts_dispatches: true, ..self }
     }
 
     /// Needs at least `n` servers.
@@ -202,8 +212,8 @@ policy_table! {
     P2cRepl => Entry::new("p2c-repl", "P2cRepl", "two samples with replacement, 2nd if strictly shorter (Envoy)"),
     /// `jsq`
     Jsq => Entry::new("jsq", "Jsq", "shortest queue of all, ties uniformly at random"),
-    /// `jsq-local`: `jsq` whose dispatches also update the (stale) board at once.
-    JsqLocal => Entry::new("jsq-local", "Jsq", "jsq whose own dispatches update the board at once").board_only(),
+    /// `jsq-local`: `jsq` under the board with update-on-dispatch.
+    JsqLocal => Entry::new("jsq-local", "Jsq", "jsq whose own dispatches update the board at once").counts_dispatches(),
     /// `p2c-pewma`
     P2cPewma => Entry::new("p2c-pewma", "P2cPeakEwma", "p2c on rtt x (queue + 1), Peak-EWMA rtt (tower)").live_only().min_servers(2).params(&["tau"]),
 }
@@ -263,6 +273,7 @@ macro_rules! with_policy {
                 let $p = P2cRepl::new(n);
                 $body
             }
+            // `jsq-local` is `jsq`; its name selects the information model instead.
             PolicyKind::Jsq | PolicyKind::JsqLocal => {
                 let $p = Jsq;
                 $body
@@ -298,6 +309,12 @@ impl PolicyKind {
     /// The policy's row in the table.
     pub fn entry(self) -> &'static Entry {
         &POLICIES[self.row().0]
+    }
+
+    /// True if the name selects the board with update-on-dispatch (`jsq-local`: the policy is
+    /// `jsq`, and its dispatches count on the board).
+    pub fn counts_dispatches(self) -> bool {
+        self.entry().counts_dispatches
     }
 
     /// The smallest farm the policy can work on.
@@ -612,6 +629,17 @@ mod tests {
         assert_eq!(resolve("jsq-local", Info::Live), Err(NameError::NotAllowed));
         assert_eq!(resolve("p2c-pewma", Info::Board), Err(NameError::NotAllowed));
         assert_eq!(resolve("nope", Info::Board), Err(NameError::Unknown));
+    }
+
+    #[test]
+    fn jsq_local_is_jsq_counting_its_dispatches() {
+        let counting: Vec<&str> =
+            POLICIES.iter().filter(|e| e.counts_dispatches).map(|e| e.name).collect();
+        assert_eq!(counting, ["jsq-local"]);
+        let local = PolicyKind::parse("jsq-local").unwrap();
+        assert!(local.counts_dispatches() && !PolicyKind::Jsq.counts_dispatches());
+        assert_eq!(local.entry().policy, PolicyKind::Jsq.entry().policy);
+        assert_eq!(local.name(), "jsq-local");
     }
 
     #[test]
