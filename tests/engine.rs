@@ -5,8 +5,9 @@
 
 use std::path::Path;
 
+use lbsim::engine::simulate;
 use lbsim::experiment::{Scenario, Workload};
-use lbsim::model::{Discipline, Farm, Information, RateChange, RunLength, SimOptions, simulate};
+use lbsim::model::{Discipline, Farm, Information, RateChange, RunLength, SimOptions};
 use lbsim::policy::{PnC, PolicyKind};
 use lbsim::rng::StreamKey;
 use lbsim::stats::RepStats;

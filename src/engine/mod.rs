@@ -1,4 +1,9 @@
-//! The discrete-event engine: a clock and a time-ordered event queue.
+//! The discrete-event engine: a clock, a time-ordered event queue, and the replication loops.
+//!
+//! [`simulate`] runs one replication of a [`Farm`](crate::model::Farm) under a policy, an
+//! information model and a workload: `replication.rs` holds the loop of the article's farm (one
+//! FIFO worker per server), `general.rs` the loop of any other (slots, processor sharing, rate
+//! changes), and `record.rs` what both measure. This is the one place events are handled.
 //!
 //! Events are kept in [`EventQueue`], a 4-ary min-heap keyed by `(time, class, sequence)`.
 //! Equal times pop in class order and then in insertion order, so a run is a deterministic function
@@ -15,10 +20,14 @@
 //!   single sift-down, so the common pop-then-push costs one `log n` pass instead of two;
 //! - the sift-down is bottom-up and branch-free in its choice of child.
 
+mod general;
 mod queue;
+mod record;
+mod replication;
 mod time;
 
 pub use queue::EventQueue;
+pub use replication::{simulate, simulate_with};
 pub use time::SimTime;
 
 /// Scheduling an event before the current time.

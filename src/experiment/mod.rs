@@ -21,7 +21,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::config::{Common, Config, Experiment, RunConfig};
-use crate::model::{Farm, Information, SimOptions, simulate};
+use crate::engine::simulate;
+use crate::model::{Farm, Information, SimOptions};
 use crate::output::progress::Reporter;
 use crate::output::table::format_number;
 use crate::output::{Report, RunInfo};

@@ -9,19 +9,15 @@
 //!   more arrivals are generated and the farm drains. Time averages cover the window from the first
 //!   to the last measured arrival.
 //!
-//! [`simulate`] runs one replication on the [`engine`](crate::engine) and returns its
+//! [`engine::simulate`](crate::engine::simulate) runs one replication of it and returns its
 //! [`RepStats`](crate::stats::RepStats).
 //!
 //! A [`Farm`] may depart from the article's servers: `slots` workers sharing each server's FIFO
 //! queue (M/M/c), processor sharing ([`Discipline::Ps`]), and rate changes during the run
-//! ([`RateChange`]); the loop that simulates them, and its sources, are described in `general.rs`.
+//! ([`RateChange`]); the loop that simulates them is `engine/general.rs`.
 
 mod farm;
-mod general;
 mod load;
-mod record;
 
-pub use farm::{
-    Discipline, Farm, Information, RateChange, RunLength, SimOptions, simulate, simulate_with,
-};
+pub use farm::{Discipline, Farm, Information, RateChange, RunLength, SimOptions};
 pub use load::LoadTable;

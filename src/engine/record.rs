@@ -1,4 +1,4 @@
-//! What a replication measures, shared by both event loops ([`super::farm`]'s and
+//! What a replication measures, shared by both event loops ([`super::replication`]'s and
 //! [`super::general`]'s): the warm-up and the halves of the measured window, the sojourn series of
 //! the steady-state verdict, the latency histogram, queue maxima and the time-averaged levels.
 //! Each loop calls the same hooks in the same order, so both add the same floats in the same

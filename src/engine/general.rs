@@ -13,7 +13,7 @@
 //!   requests are present (`c = 1` is Kleinrock's processor sharing, vol. 1 §4.8 and vol. 2
 //!   §4.4; its M/G/1 mean sojourn `E[S] / (1 - rho)` does not depend on the service
 //!   distribution beyond its mean).
-//! - **Rate changes** ([`RateChange`](super::RateChange)): at time `t` a group's servers take a
+//! - **Rate changes** ([`RateChange`](crate::model::RateChange)): at time `t` a group's servers take a
 //!   new rate, which applies from then on to the work remaining at each of them, the requests in
 //!   service included: a request in service with departure `d` under rate `r` has `(d - t) r` of
 //!   work left, which now takes `(d - t) r / r'`.
@@ -42,10 +42,11 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
-use super::farm::{Discipline, Farm, POST_CLASS, RunLength, SimOptions};
 use super::record::Recorder;
-use crate::engine::{SimTime, Simulation};
+use super::replication::POST_CLASS;
+use super::{SimTime, Simulation};
 use crate::info::InfoModel;
+use crate::model::{Discipline, Farm, RunLength, SimOptions};
 use crate::policy::Policy;
 use crate::rng::SimRng;
 use crate::stats::RepStats;
