@@ -8,7 +8,8 @@
 use serde::Serialize;
 
 use super::{
-    Progress, STEADY_NOTE, Scenario, Workload, params, run_scenarios, stop_warnings, total_events,
+    Outcome, Progress, STEADY_NOTE, Scenario, Workload, params, run_scenarios, stop_warnings,
+    total_events,
 };
 use crate::config::{Common, FixedConfig};
 use crate::model::{Farm, Information};
@@ -72,14 +73,26 @@ pub fn plan(cfg: &FixedConfig) -> Vec<Scenario> {
         .collect()
 }
 
-/// Runs `fixed`; returns the rows, the report built from them and the number of events
-/// simulated.
+/// Runs `fixed`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
+/// from them and the number of events simulated.
 pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Vec<FixedRow>, Report, u64) {
     let scenarios = plan(cfg);
     let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
+    let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
+    (rows, report, total_events(&outcomes))
+}
+
+/// The rows of `fixed` and their report (marks, notes, warnings) from the outcomes of its
+/// [`plan`]'s scenarios, in plan order.
+pub fn summarise(
+    cfg: &FixedConfig,
+    c: &Common,
+    scenarios: &[Scenario],
+    outcomes: &[Outcome],
+) -> (Vec<FixedRow>, Report) {
     let mut rows = Vec::new();
     let mut marks = Vec::new();
-    for (sc, o) in scenarios.iter().zip(&outcomes) {
+    for (sc, o) in scenarios.iter().zip(outcomes) {
         let PolicyKind::PnC(d) = sc.policy else { unreachable!("fixed runs pNc") };
         let lambda = sc.farm.load;
         let s = &o.summary;
@@ -126,7 +139,7 @@ pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Vec<FixedRow>,
     }
     let mut report = Report::new("fixed", &params(c, cfg), &rows);
     report.marks = marks;
-    report.warnings = stop_warnings(&scenarios, &outcomes, &cfg.run);
+    report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
     report.notes.push(
         "s_i: time-averaged fraction of servers with queue >= i (mean over replications, 95% t \
 interval) vs the fixed point lambda^((d^i-1)/(d-1)); mean: pooled mean sojourn vs T_d = (1/lambda) \
@@ -136,6 +149,5 @@ sum s_i (mean_theory)."
     if rows.iter().any(|r| !r.steady) {
         report.notes.push(STEADY_NOTE.into());
     }
-    let events = total_events(&outcomes);
-    (rows, report, events)
+    (rows, report)
 }

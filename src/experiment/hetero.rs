@@ -12,8 +12,8 @@
 use serde::Serialize;
 
 use super::{
-    Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios, steadiness_mark,
-    stop_warnings, total_events,
+    Outcome, Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios,
+    steadiness_mark, stop_warnings, total_events,
 };
 use crate::config::{Common, HeteroConfig};
 use crate::model::Farm;
@@ -92,19 +92,30 @@ pub fn plan(cfg: &HeteroConfig) -> Vec<Scenario> {
     cfg.policies.iter().map(|&p| Scenario::live(farm.clone(), p, cfg.tau)).collect()
 }
 
-/// Runs `hetero`; returns the rows, the report built from them and the number of events
-/// simulated.
+/// Runs `hetero`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
+/// from them and the number of events simulated.
 pub fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Vec<HeteroRow>, Report, u64) {
-    let farm = Farm::new(cfg.rates(), cfg.load);
     let scenarios = plan(cfg);
     let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
-    let readings = readings(&scenarios, &outcomes, &cfg.run, cfg.baseline);
+    let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
+    (rows, report, total_events(&outcomes))
+}
+
+/// The rows of `hetero` and their report (marks, notes, warnings) from the outcomes of its
+/// [`plan`]'s scenarios, in plan order.
+pub fn summarise(
+    cfg: &HeteroConfig,
+    c: &Common,
+    scenarios: &[Scenario],
+    outcomes: &[Outcome],
+) -> (Vec<HeteroRow>, Report) {
+    let readings = readings(scenarios, outcomes, &cfg.run, cfg.baseline);
     let mut rows = Vec::new();
     let mut marks = Vec::new();
     let mut unstable = false;
-    for ((sc, o), reading) in scenarios.iter().zip(&outcomes).zip(readings) {
+    for ((sc, o), reading) in scenarios.iter().zip(outcomes).zip(readings) {
         let s = &o.summary;
-        let (stable, why) = stability(sc.policy, &farm, s);
+        let (stable, why) = stability(sc.policy, &sc.farm, s);
         unstable |= !stable;
         marks.push(why.or_else(|| steadiness_mark(s, &cfg.run)));
         rows.push(HeteroRow {
@@ -122,7 +133,7 @@ pub fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Vec<HeteroRow
     }
     let mut report = Report::new("hetero", &params(c, cfg), &rows);
     report.marks = marks;
-    report.warnings = stop_warnings(&scenarios, &outcomes, &cfg.run);
+    report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
     if unstable {
         report
             .notes
@@ -131,6 +142,5 @@ pub fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Vec<HeteroRow
     if rows.iter().any(|r| !r.reading.steady) {
         report.notes.push(STEADY_NOTE.into());
     }
-    let events = total_events(&outcomes);
-    (rows, report, events)
+    (rows, report)
 }

@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use super::{
-    Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios, steadiness_mark,
-    stop_warnings, total_events,
+    Outcome, Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios,
+    steadiness_mark, stop_warnings, total_events,
 };
 use crate::config::{Common, HomoConfig};
 use crate::model::Farm;
@@ -48,15 +48,27 @@ pub fn plan(cfg: &HomoConfig) -> Vec<Scenario> {
         .collect()
 }
 
-/// Runs `homo`; returns the rows, the report built from them and the number of events
-/// simulated.
+/// Runs `homo`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
+/// from them and the number of events simulated.
 pub fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Vec<HomoRow>, Report, u64) {
     let scenarios = plan(cfg);
     let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
-    let readings = readings(&scenarios, &outcomes, &cfg.run, cfg.baseline);
+    let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
+    (rows, report, total_events(&outcomes))
+}
+
+/// The rows of `homo` and their report (marks, notes, warnings) from the outcomes of its
+/// [`plan`]'s scenarios, in plan order.
+pub fn summarise(
+    cfg: &HomoConfig,
+    c: &Common,
+    scenarios: &[Scenario],
+    outcomes: &[Outcome],
+) -> (Vec<HomoRow>, Report) {
+    let readings = readings(scenarios, outcomes, &cfg.run, cfg.baseline);
     let rows: Vec<HomoRow> = scenarios
         .iter()
-        .zip(&outcomes)
+        .zip(outcomes)
         .zip(readings)
         .map(|((sc, o), reading)| {
             let s = &o.summary;
@@ -76,10 +88,9 @@ pub fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Vec<HomoRow>, R
         .collect();
     let mut report = Report::new("homo", &params(c, cfg), &rows);
     report.marks = outcomes.iter().map(|o| steadiness_mark(&o.summary, &cfg.run)).collect();
-    report.warnings = stop_warnings(&scenarios, &outcomes, &cfg.run);
+    report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
     if report.marks.iter().any(Option::is_some) {
         report.notes.push(STEADY_NOTE.into());
     }
-    let events = total_events(&outcomes);
-    (rows, report, events)
+    (rows, report)
 }

@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use super::{
-    Progress, Reading, STEADY_NOTE, Scenario, Workload, params, readings, run_scenarios,
+    Outcome, Progress, Reading, STEADY_NOTE, Scenario, Workload, params, readings, run_scenarios,
     steadiness_mark, stop_warnings, total_events,
 };
 use crate::config::{Common, StaleConfig};
@@ -73,15 +73,27 @@ pub fn plan(cfg: &StaleConfig) -> Vec<Scenario> {
         .collect()
 }
 
-/// Runs `stale`; returns the rows, the report built from them and the number of events
-/// simulated.
+/// Runs `stale`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
+/// from them and the number of events simulated.
 pub fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Vec<StaleRow>, Report, u64) {
     let scenarios = plan(cfg);
     let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
-    let readings = readings(&scenarios, &outcomes, &cfg.run, cfg.baseline);
+    let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
+    (rows, report, total_events(&outcomes))
+}
+
+/// The rows of `stale` and their report (marks, notes, warnings) from the outcomes of its
+/// [`plan`]'s scenarios, in plan order.
+pub fn summarise(
+    cfg: &StaleConfig,
+    c: &Common,
+    scenarios: &[Scenario],
+    outcomes: &[Outcome],
+) -> (Vec<StaleRow>, Report) {
+    let readings = readings(scenarios, outcomes, &cfg.run, cfg.baseline);
     let rows: Vec<StaleRow> = scenarios
         .iter()
-        .zip(&outcomes)
+        .zip(outcomes)
         .zip(readings)
         .map(|((sc, o), reading)| {
             let s = &o.summary;
@@ -101,10 +113,9 @@ pub fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Vec<StaleRow>,
         .collect();
     let mut report = Report::new("stale", &params(c, cfg), &rows);
     report.marks = outcomes.iter().map(|o| steadiness_mark(&o.summary, &cfg.run)).collect();
-    report.warnings = stop_warnings(&scenarios, &outcomes, &cfg.run);
+    report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
     if report.marks.iter().any(Option::is_some) {
         report.notes.push(STEADY_NOTE.into());
     }
-    let events = total_events(&outcomes);
-    (rows, report, events)
+    (rows, report)
 }
