@@ -117,7 +117,7 @@ pub fn run_config(spec: &Spec) -> RunConfig {
     run
 }
 
-/// One row of `run`: the swept keys, then the SPEC's columns, then drift.
+/// One row of `run`: the swept keys, then the SPEC's columns, then drift and load.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunRow {
     /// The swept keys and their values at this point, in sweep order.
@@ -150,6 +150,9 @@ pub struct RunRow {
     pub stopped: u64,
     /// Second-half over first-half mean.
     pub drift: f64,
+    /// Utilisation: the arrival rate over the farm's capacity at time 0 (a trace's is measured
+    /// from its timestamps).
+    pub load: f64,
 }
 
 /// Runs the scenario; returns the rows, the report built from them and the number of events
@@ -210,6 +213,7 @@ fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
         steady: s.steady(),
         stopped: s.stops,
         drift: s.drift,
+        load: point.load,
     }
 }
 
