@@ -63,7 +63,7 @@ pub fn simulate<P: Policy, A: Gaps, S: Demands>(
             simulate_with(farm, len, opts, policy, info, arrivals, service, workload, coins)
         }
         Information::Board { period, local: false } => {
-            let info = Board::new(n, sorted, period);
+            let info: Board = Board::new(n, sorted, period);
             simulate_with(farm, len, opts, policy, info, arrivals, service, workload, coins)
         }
         Information::Board { period, local: true } => {

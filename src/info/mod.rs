@@ -17,11 +17,9 @@
 //! chosen once per replication from the configuration value [`Information`].
 
 mod board;
-mod board_dispatch;
 mod live;
 
-pub use board::Board;
-pub use board_dispatch::BoardWithDispatch;
+pub use board::{Board, BoardWithDispatch};
 pub use live::Live;
 
 pub use crate::model::Information;
