@@ -815,10 +815,12 @@ fn run_scenario(
     let scenarios: usize = resolved.iter().map(|p| p.policies.len()).sum();
     let servers = resolved.iter().map(|p| p.spec.rates().len()).max().unwrap_or(0);
     check_run_size(common.seeds, scenarios, common.threads, servers, "farm.groups")?;
+    let scenario = source.spec_of(&source.table).map_err(keyed)?;
     Ok(Experiment::Run(RunScenario {
         file: source.file.clone(),
         name: first.name.clone(),
         sweep: resolved[0].keys.iter().map(|(k, _)| k.clone()).collect(),
+        scenario: Box::new(scenario),
         points: resolved,
     }))
 }

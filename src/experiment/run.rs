@@ -66,6 +66,9 @@ pub struct RunScenario {
     pub name: String,
     /// The swept keys, in column order.
     pub sweep: Vec<String>,
+    /// The scenario as read: every key, defaults filled in, overrides applied, the sweep as
+    /// written (what `--print` shows), so that a JSON output says what produced it.
+    pub scenario: Box<Spec>,
     /// The points.
     #[serde(skip)]
     pub points: Vec<Point>,
