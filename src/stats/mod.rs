@@ -93,7 +93,7 @@ impl Steadiness {
         if !t.trusted {
             return Steadiness::Trend { arrivals: avg.means.len() as u64 * avg.cell };
         }
-        let drift = RepStats::merged(used.iter().copied()).drift();
+        let drift = RepStats::pooled_drift(used.iter().copied());
         if !DRIFT_BAND.contains(&drift) {
             return Steadiness::Drift { drift };
         }
