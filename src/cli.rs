@@ -80,7 +80,7 @@ swrr is exact arithmetic: --seeds, --seed and --threads are refused.";
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct Global {
-    /// Replications per scenario, 1 to 10000 [default: 5; 3 for `fixed`]
+    /// Replications per scenario, 1 to 10000 [default: 5; 3 for `fixed`, 20 for `subset`]
     #[arg(long, global = true, allow_hyphen_values = true, value_name = "N")]
     pub seeds: Option<String>,
     /// Base seed (integer, 0 to 2^64-1): every random stream is derived from it [default: 1]
@@ -136,6 +136,45 @@ pub enum Command {
     /// A scenario file: your farm, arrivals, service and policies, swept over any keys
     #[command(after_help = RUN_EXAMPLES)]
     Run(ScenarioArgs),
+    /// Subsetting (SRE book, ch. 20): how evenly random and deterministic subsets spread
+    /// connections over the backends
+    #[command(after_help = SUBSET_EXAMPLES)]
+    Subset(SubsetArgs),
+}
+
+const SUBSET_EXAMPLES: &str = "\
+Examples:
+  lbsim subset                               300 clients, 300 backends, subsets of 30 and 90
+  lbsim subset --subsets 3,10,30,60,90,150   the spread against the subset size
+  lbsim subset --clients 1000 --backends 100 --subsets 10 --methods deterministic --format csv
+
+Each row: min_ratio and max_ratio, the least and the most connected backend over the mean
+(clients x subset / backends), and cv, the standard deviation of the connections over their
+mean, each the median over --seeds replications (default 20).";
+
+/// `lbsim subset`
+#[derive(Debug, Args)]
+pub struct SubsetArgs {
+    /// Clients, each connecting to one subset of the backends, 1 to 10^6
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "300")]
+    pub clients: String,
+    /// Backends, 1 to 10^6
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "300")]
+    pub backends: String,
+    /// Subset sizes (backends per client), comma-separated, each 1 to --backends
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "30,90")]
+    pub subsets: String,
+    /// Methods, comma-separated: `random` (each client shuffles the backends on its own and
+    /// keeps the first S) and `deterministic` (the SRE book's rounds of backends/S clients
+    /// sharing one shuffle, each client taking the next S; the remainder of each round's
+    /// shuffle goes unused)
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "LIST",
+        default_value = "random,deterministic"
+    )]
+    pub methods: String,
 }
 
 const RUN_EXAMPLES: &str = "\

@@ -507,6 +507,8 @@ pub enum Experiment {
     Swrr(SwrrConfig),
     /// `run FILE.toml`
     Run(crate::experiment::run::RunScenario),
+    /// `subset`
+    Subset(crate::experiment::subset::SubsetConfig),
     /// A scenario file to print (`run --print`, `--print-scenario`): the output is this text.
     Print(String),
 }
@@ -983,7 +985,11 @@ impl Config {
                 ));
             }
         }
-        let default_seeds = if matches!(cli.command, Command::Fixed(_)) { 3 } else { 5 };
+        let default_seeds = match cli.command {
+            Command::Fixed(_) => 3,
+            Command::Subset(_) => crate::experiment::subset::DEFAULT_SEEDS,
+            _ => 5,
+        };
         let seeds = match &g.seeds {
             Some(s) => parse_count("--seeds", s, 1, limits::REPLICATIONS)?,
             None => default_seeds,
@@ -1043,6 +1049,7 @@ impl Config {
 
         let experiment = match &cli.command {
             Command::Run(a) => run_scenario(a, &mut common, g.seeds.is_some(), g.seed.is_some())?,
+            Command::Subset(a) => Experiment::Subset(crate::experiment::subset::config(a, seeds)?),
             Command::Bins(a) => {
                 let n = parse_list("--n", &a.n, |s| parse_count("--n", s, 1, limits::BINS))?;
                 let d = parse_list("--d", &a.d, |s| Ok(parse_count("--d", s, 1, 64)? as u32))?;

@@ -10,6 +10,7 @@
 //! - [`experiment`]: one module per command, running replications in parallel;
 //! - [`scenario`]: scenario files (TOML) for `lbsim run`, with overrides and sweeps;
 //! - [`stats`]: mergeable per-replication statistics and their summaries;
+//! - [`subset`]: subsetting, the backends each client connects to (SRE book, ch. 20);
 //! - [`output`]: table, CSV and JSON from the same rows;
 //! - [`theory`]: the closed forms results are checked against.
 //!
@@ -32,5 +33,6 @@ pub mod reproduce;
 pub mod rng;
 pub mod scenario;
 pub mod stats;
+pub mod subset;
 pub mod theory;
 pub mod workload;

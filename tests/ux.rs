@@ -736,6 +736,7 @@ fn commands() -> Vec<(&'static str, Vec<&'static str>)> {
         ),
         ("stale", with_run(&["--servers", "--load", "--periods", "--policies", "--baseline"])),
         ("swrr", vec!["--trace", "--weights"]),
+        ("subset", vec!["--clients", "--backends", "--subsets", "--methods"]),
     ]
 }
 
@@ -824,7 +825,7 @@ fn argv() -> impl Strategy<Value = Vec<String>> {
                 // accepted command lines are cheap enough to run.
                 let short_run: &[(&str, &str)] = match name {
                     "bins" => &[("--n", "100")],
-                    "swrr" => &[],
+                    "swrr" | "subset" => &[],
                     _ => &[("--requests", "300"), ("--warmup", "30"), ("--seeds", "2")],
                 };
                 for &(opt, value) in short_run {
@@ -912,6 +913,9 @@ fn cost(cfg: &Config) -> f64 {
             .map(|p| arrivals(&p.run) * p.policies.len() as f64 * 2.0 + farm(p.spec.rates().len()))
             .sum(),
         Experiment::Print(_) => 0.0,
+        Experiment::Subset(s) => {
+            (s.clients * s.backends * s.subsets.len() * s.methods.len()) as f64
+        }
     };
     work * seeds + threads * 1e4
 }

@@ -13,6 +13,7 @@ pub mod hetero;
 pub mod homo;
 pub mod run;
 pub mod stale;
+pub mod subset;
 pub mod swrr;
 
 use std::time::Instant;
@@ -52,6 +53,8 @@ pub enum Rows {
     Swrr(swrr::SwrrRows),
     /// `run`: one row per sweep point and policy.
     Run(Vec<run::RunRow>),
+    /// `subset`: one row per subset size and method.
+    Subset(Vec<subset::SubsetRow>),
     /// A scenario file printed (`--print`, `--print-scenario`): no rows.
     Print,
 }
@@ -82,6 +85,7 @@ pub fn execute(cfg: &Config, progress: Progress) -> Results {
         Experiment::Stale(s) => typed(Rows::Stale, stale::run(s, c, progress)),
         Experiment::Swrr(s) => typed(Rows::Swrr, swrr::run(s)),
         Experiment::Run(r) => typed(Rows::Run, run::run(r, c, progress)),
+        Experiment::Subset(s) => typed(Rows::Subset, subset::run(s, c, progress)),
         Experiment::Print(text) => {
             let mut report = Report::new("print", &(), &[] as &[()]);
             report.text = Some(text.clone());
@@ -107,6 +111,7 @@ pub fn replications(cfg: &Config) -> u64 {
     let seeds = cfg.common.seeds;
     let (scenarios, run) = match &cfg.experiment {
         Experiment::Bins(b) => (bins::cases(b).len(), None),
+        Experiment::Subset(s) => (subset::cases(s).len(), None),
         Experiment::Fixed(f) => (fixed::plan(f).len(), Some(&f.run)),
         Experiment::Homo(h) => (homo::plan(h).len(), Some(&h.run)),
         Experiment::Hetero(h) => (hetero::plan(h).len(), Some(&h.run)),
