@@ -634,7 +634,7 @@ fn scenario_policies(
     list: &[String],
     board: bool,
 ) -> Result<Vec<crate::experiment::run::PolicySpec>, String> {
-    use crate::experiment::run::{DEFAULT_TAU, PolicySpec};
+    use crate::experiment::run::PolicySpec;
     let mut out: Vec<PolicySpec> = Vec::new();
     for label in list {
         let (name, params) = label.split_once(':').unwrap_or((label.as_str(), ""));
@@ -655,15 +655,11 @@ fn scenario_policies(
                 )
             }
         })?;
-        let mut tau = DEFAULT_TAU;
+        let mut tuning = crate::policy::Tuning::default();
         for param in params.split(',').filter(|p| !p.trim().is_empty()) {
             match param.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
-                Some(("tau", v)) if kind.entry().params.contains(&"tau") => {
-                    tau = v
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|t| t.is_finite() && *t > 0.0)
-                        .ok_or_else(|| format!("{key}: '{label}': tau must be a number > 0"))?;
+                Some((k, v)) if kind.entry().params.contains(&k) => {
+                    tuning.set(k, v).map_err(|e| format!("{key}: '{label}': {e}"))?;
                 }
                 _ => {
                     return Err(format!(
@@ -675,7 +671,7 @@ fn scenario_policies(
         if out.iter().any(|p| p.label == *label) {
             return Err(format!("{key}: '{label}' is listed twice"));
         }
-        out.push(PolicySpec { label: label.clone(), kind, tau });
+        out.push(PolicySpec { label: label.clone(), kind, tuning });
     }
     Ok(out)
 }
@@ -749,7 +745,7 @@ fn run_scenario(
     }
     let mut resolved = Vec::new();
     for (keys, spec) in points {
-        let board = spec.info.kind == "board";
+        let board = spec.info.kind() == "board";
         let policies = scenario_policies("policies", &spec.policies, board).map_err(keyed)?;
         let servers = spec.rates().len();
         for p in &policies {
@@ -767,6 +763,15 @@ fn run_scenario(
                 }
                 .into());
             }
+        }
+        if spec.info.subset.is_some()
+            && let Some(p) = policies.iter().find(|p| p.kind == PolicyKind::Aperture)
+        {
+            let e = format!(
+                "info.subset: '{}' chooses its own servers (its ring slice); leave subset out",
+                p.label
+            );
+            return Err(keyed(e));
         }
         check_swrr(&policies.iter().map(|p| p.kind).collect::<Vec<_>>(), &spec.rates())?;
         let mut run = run_config(&spec);
@@ -805,13 +810,14 @@ fn run_scenario(
         check_horizon(&run, arrivals.rate(), fastest)?;
         // Poisson with exponential service is the article's workload: its fast loop and its
         // streams, so that `--print-scenario` files give the commands' numbers.
-        let workload = if arrivals.is_poisson() && service.is_exp() {
+        let mut workload = if arrivals.is_poisson() && service.is_exp() {
             crate::experiment::Workload::default()
         } else {
             let canonical = |v: &dyn erased::Canonical| v.canonical();
             let key = format!("{}|{}", canonical(&spec.arrivals), canonical(&spec.service));
-            crate::experiment::Workload { arrivals: Some(arrivals), service, key }
+            crate::experiment::Workload { arrivals: Some(arrivals), service, key, keys: None }
         };
+        workload.keys = Some(spec.keys.clone());
         resolved.push(Point { keys, spec, policies, run, load, workload, heavy_tail });
     }
     let scenarios: usize = resolved.iter().map(|p| p.policies.len()).sum();
@@ -863,7 +869,7 @@ fn print_scenario(
     spec.farm.groups = groups;
     spec.arrivals = crate::workload::ArrivalSpec::Poisson { load: Some(load), rate: None };
     if let Some(period) = period {
-        spec.info.kind = "board".into();
+        spec.info.kind = Some("board".into());
         spec.info.period = Some(period);
     }
     if let Some((key, values)) = sweep.filter(|(_, v)| v.len() > 1) {

@@ -74,7 +74,7 @@ fn processor_sharing_is_insensitive_to_the_service_distribution() {
             let mut sc = random_farm(50, rho, 1, Discipline::Ps);
             if name != "exp" {
                 let service = spec.build(Path::new(".")).expect("a valid service");
-                sc.workload = Workload { arrivals: None, service, key: name.into() };
+                sc.workload = Workload { arrivals: None, service, key: name.into(), keys: None };
             }
             let reps = replicate(sc, &run_length(100_000, 1_000_000), 8, 5);
             let (mean, tol) = rep_means(&reps);

@@ -70,7 +70,8 @@ fn a_board_that_is_never_posted_makes_jsq_random_and_jsq_local_round_robin_like(
         policy: p,
         info: stale::information(p, 1e12),
         track_levels: false,
-        tau: 1.0,
+        tuning: lbsim::policy::Tuning { tau: 1.0, ..Default::default() },
+        clients: lbsim::model::Clients::default(),
         workload: Workload::default(),
     };
     let jsq = pooled(&replicate(never(PolicyKind::Jsq), &run_length(100_000, 1_000_000), 2, 4));
@@ -121,7 +122,8 @@ fn a_periodic_board_is_stale_and_its_posts_are_events() {
         policy: PolicyKind::Jsq,
         info,
         track_levels: false,
-        tau: 1.0,
+        tuning: lbsim::policy::Tuning { tau: 1.0, ..Default::default() },
+        clients: lbsim::model::Clients::default(),
         workload: Workload::default(),
     };
     let live = run_replication(&sc(Information::Live), &run, 1, 0);

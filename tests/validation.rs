@@ -87,7 +87,8 @@ fn simulated_levels(d: u32, lambda: f64, warmup: u64, requests: u64) -> Vec<f64>
         policy: PolicyKind::PnC(d),
         info: Information::Live,
         track_levels: true,
-        tau: 1.0,
+        tuning: lbsim::policy::Tuning { tau: 1.0, ..Default::default() },
+        clients: lbsim::model::Clients::default(),
         workload: Workload::default(),
     };
     let reps = replicate(sc, &run_length(warmup, requests), 3, 1);
@@ -160,7 +161,8 @@ fn stale_random_is_m_m_1_at_every_period() {
             policy: PolicyKind::Random,
             info,
             track_levels: false,
-            tau: 1.0,
+            tuning: lbsim::policy::Tuning { tau: 1.0, ..Default::default() },
+            clients: lbsim::model::Clients::default(),
             workload: Workload::default(),
         };
         pooled(&replicate(sc, &run, 2, 11))
@@ -239,7 +241,7 @@ fn workload(n: usize, arrivals: ArrivalSpec, service: ServiceSpec) -> Scenario {
     let s = service.build(dir).expect("valid service");
     let key = format!("{arrivals:?}|{service:?}");
     let mut sc = live(n, a.load(n as f64), PolicyKind::Random);
-    sc.workload = Workload { arrivals: Some(a), service: s, key };
+    sc.workload = Workload { arrivals: Some(a), service: s, key, keys: None };
     sc
 }
 

@@ -72,6 +72,8 @@ struct Job {
     work: f64,
     /// Arrival index (0 = the first arrival of the run, warm-up included).
     index: u64,
+    /// The policy's tag ([`Policy::tag`]): which client sent the request.
+    tag: u32,
 }
 
 #[inline]
@@ -126,7 +128,7 @@ struct FifoWorkers {
 impl FifoWorkers {
     fn new(rates: &[f64], c: usize) -> Self {
         let n = rates.len();
-        let none = Job { arrival: 0.0, work: 0.0, index: 0 };
+        let none = Job { arrival: 0.0, work: 0.0, index: 0, tag: 0 };
         FifoWorkers {
             c,
             rates: rates.to_vec(),
@@ -414,7 +416,8 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                 let work = service.demand(&mut workload);
                 let gap = arrivals.next_gap(&mut workload);
                 let s = policy.pick(info.view(), now, &mut coins);
-                servers.arrive(s, Job { arrival: t, work, index: arrived }, t, &mut sim);
+                let tag = if P::TAGGED { policy.tag() } else { 0 };
+                servers.arrive(s, Job { arrival: t, work, index: arrived, tag }, t, &mut sim);
                 let qlen = servers.len(s);
                 info.on_dispatch(s);
                 rec.joined(arrived, s, qlen, t);
@@ -436,7 +439,7 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                 rec.stats.events += 1;
                 let sojourn = t - job.arrival;
                 rec.departed(job.index, job.arrival, sojourn, servers.len(s) + 1, t);
-                policy.on_departure(s, sojourn, now);
+                policy.on_departure(s, sojourn, now, job.tag);
                 info.on_departure(s);
             }
             Event::Rate(i) => {
@@ -475,7 +478,7 @@ mod tests {
             let departure = probe.next_event().map(|_| probe.now().get());
             match (arrivals.get(next), departure) {
                 (Some(&(t, s, work)), d) if d.is_none_or(|d| t < d) => {
-                    let job = Job { arrival: t, work, index: next as u64 };
+                    let job = Job { arrival: t, work, index: next as u64, tag: 0 };
                     servers.arrive(s, job, t, &mut sim);
                     next += 1;
                 }
@@ -520,7 +523,7 @@ mod tests {
         // leaves at 3 (the departure scheduled for 2 is stale).
         for ps in [false, true] {
             let mut sim = Simulation::new();
-            let job = Job { arrival: 0.0, work: 2.0, index: 0 };
+            let job = Job { arrival: 0.0, work: 2.0, index: 0, tag: 0 };
             let mut fifo = FifoWorkers::new(&[1.0], 1);
             let mut shared = SharedServers::new(&[1.0], 1);
             let servers: &mut dyn Servers = if ps { &mut shared } else { &mut fifo };

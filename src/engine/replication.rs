@@ -74,7 +74,7 @@ pub fn simulate<P: Policy, A: Gaps, S: Demands>(
 }
 
 /// Runs one replication under the information model `info`: the article's loop for the article's
-/// farm, the general loop otherwise.
+/// farm under a policy without tags, the general loop otherwise.
 #[allow(clippy::too_many_arguments)]
 pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
     farm: &Farm,
@@ -87,7 +87,7 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
     workload: SimRng,
     coins: SimRng,
 ) -> RepStats {
-    if farm.is_plain() {
+    if farm.is_plain() && !P::TAGGED {
         simulate_plain(farm, len, opts, policy, info, arrivals, service, workload, coins)
     } else {
         super::general::simulate(farm, len, opts, policy, info, arrivals, service, workload, coins)
@@ -168,7 +168,7 @@ fn simulate_plain<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
                 let job = q.pop_front().expect("a departure from an empty queue");
                 let sojourn = t - job.arrival;
                 rec.departed(job.index, job.arrival, sojourn, qlen, t);
-                policy.on_departure(s, sojourn, now);
+                policy.on_departure(s, sojourn, now, 0);
                 info.on_departure(s);
                 if let Some(next) = q.front() {
                     sim.schedule(SimTime::new(t + next.service), Event::Departure(s as u32))

@@ -66,7 +66,8 @@ pub fn plan(cfg: &FixedConfig) -> Vec<Scenario> {
                 policy: PolicyKind::PnC(d),
                 info: Information::Live,
                 track_levels: true,
-                tau: 1.0,
+                tuning: crate::policy::Tuning { tau: 1.0, ..Default::default() },
+                clients: crate::model::Clients::default(),
                 workload: Workload::default(),
             })
         })

@@ -16,6 +16,8 @@ pub mod stale;
 pub mod subset;
 pub mod swrr;
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -23,15 +25,18 @@ use serde::Serialize;
 
 use crate::config::{Common, Config, Experiment, RunConfig};
 use crate::engine::simulate;
+use crate::model::Clients;
 use crate::model::{Farm, Information, SimOptions};
 use crate::output::progress::Reporter;
 use crate::output::table::format_number;
 use crate::output::{Report, RunInfo};
-use crate::policy::{PolicyKind, PolicyParams};
+use crate::policy::{Fleet, Policy, PolicyKind, PolicyParams, Tuning};
+use crate::rng::SimRng;
 use crate::rng::StreamKey;
 use crate::stats::{RepStats, Series, Summary, compare};
+use crate::subset::subset_keyed;
 use crate::with_policy;
-use crate::workload::{Arrivals, ExpDemands, PoissonGaps, Service};
+use crate::workload::{Arrivals, ExpDemands, KeySpec, PoissonGaps, Service};
 
 /// Told of each finished replication and of work added on the way (from any worker thread).
 pub type Progress<'a> = &'a dyn Reporter;
@@ -150,8 +155,10 @@ pub struct Scenario {
     pub info: Information,
     /// Keep time-averaged queue-length levels (`fixed`).
     pub track_levels: bool,
-    /// Peak-EWMA decay constant.
-    pub tau: f64,
+    /// The policy's parameters.
+    pub tuning: Tuning,
+    /// The dispatchers and what each sees.
+    pub clients: Clients,
     /// The arrival process and the service distribution.
     pub workload: Workload,
 }
@@ -167,6 +174,8 @@ pub struct Workload {
     /// service, so that the article's commands keep their streams (and their numbers); else the
     /// canonical form of the arrivals and the service, so that every workload has its own.
     pub key: String,
+    /// Request keys (`[keys]`), for the hashing policies.
+    pub keys: Option<KeySpec>,
 }
 
 impl Scenario {
@@ -177,7 +186,8 @@ impl Scenario {
             policy,
             info: Information::Live,
             track_levels: false,
-            tau,
+            tuning: Tuning { tau, ..Tuning::default() },
+            clients: Clients::default(),
             workload: Workload::default(),
         }
     }
@@ -197,10 +207,24 @@ pub fn run_replication(sc: &Scenario, run: &RunConfig, seed: u64, rep: u64) -> R
     };
     let opts =
         SimOptions { info: sc.info, track_levels: sc.track_levels, queue_guard: run.queue_guard };
-    let params = PolicyParams { rates: &sc.farm.rates, tau: sc.tau };
+    let mut params = PolicyParams::new(&sc.farm.rates, &sc.tuning);
+    params.stream = key("policy-own");
+    params.keys =
+        sc.workload.keys.as_ref().map(|k| Rc::new(RefCell::new(k.source(key("keys").rng()))));
     let (workload, coins) = (key("workload").rng(), key("policy").rng());
     let len = run.length();
     let w = &sc.workload;
+    if !sc.clients.is_single() {
+        let mut gaps = match &w.arrivals {
+            Some(a) => a.process(),
+            None => Arrivals::poisson(sc.farm.arrival_rate()).process(),
+        };
+        let (assign, subsets) = (key("clients").rng(), key("subsets"));
+        return with_policy!(sc.policy, |make| {
+            let fleet = fleet(sc, &params, subsets, assign, make);
+            simulate(&sc.farm, len, opts, fleet, &mut gaps, &w.service, workload, coins)
+        });
+    }
     match &w.arrivals {
         // The article's workload: its own monomorphised loop, one inlined draw per gap and demand.
         None if w.service.is_exp() => {
@@ -219,6 +243,41 @@ pub fn run_replication(sc: &Scenario, run: &RunConfig, seed: u64, rep: u64) -> R
             })
         }
     }
+}
+
+/// The clients of `sc`, each with its policy built by `make` over its own servers.
+fn fleet<P: Policy>(
+    sc: &Scenario,
+    params: &PolicyParams,
+    subsets: StreamKey,
+    assign: SimRng,
+    make: impl Fn(&PolicyParams) -> P,
+) -> Fleet<P> {
+    let c = &sc.clients;
+    let n = sc.farm.rates.len();
+    let subsets: Vec<Vec<u32>> = match c.subset {
+        Some((size, method)) => (0..c.count)
+            .map(|client| subset_keyed(method, client, c.count, n, size, subsets))
+            .collect(),
+        None => Vec::new(),
+    };
+    let policies = (0..c.count)
+        .map(|client| {
+            let rates: Vec<f64> = match subsets.get(client) {
+                Some(s) => s.iter().map(|&i| sc.farm.rates[i as usize]).collect(),
+                None => sc.farm.rates.clone(),
+            };
+            let own = PolicyParams {
+                rates: &rates,
+                client,
+                clients: c.count,
+                stream: params.stream.u64(client as u64),
+                ..params.clone()
+            };
+            make(&own)
+        })
+        .collect();
+    Fleet::new(n, policies, subsets, c.local, assign)
 }
 
 /// What one scenario's replications gave.

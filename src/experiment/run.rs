@@ -17,11 +17,10 @@ use super::{
 use crate::config::{Common, RunConfig};
 use crate::model::{Farm, Information};
 use crate::output::Report;
-use crate::policy::PolicyKind;
+use crate::policy::{PolicyKind, Tuning};
 use crate::scenario::{Spec, Warmup};
 
-/// Peak-EWMA decay constant when a policy does not give `tau`.
-pub const DEFAULT_TAU: f64 = 10.0;
+pub use crate::policy::DEFAULT_TAU;
 
 /// A policy of a scenario file: its name as written, the kind and its parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,8 +29,8 @@ pub struct PolicySpec {
     pub label: String,
     /// The policy.
     pub kind: PolicyKind,
-    /// Peak-EWMA decay constant.
-    pub tau: f64,
+    /// Its parameters.
+    pub tuning: Tuning,
 }
 
 /// One point of the sweep, ready to run.
@@ -89,7 +88,7 @@ impl Point {
             .map(|p| Scenario {
                 farm: farm.clone(),
                 policy: p.kind,
-                info: match self.spec.info.kind.as_str() {
+                info: match self.spec.info.kind() {
                     "board" => {
                         let period = self.spec.info.period.unwrap_or(0.0);
                         let local = self.spec.info.local || p.kind.counts_dispatches();
@@ -102,7 +101,8 @@ impl Point {
                     _ => Information::Live,
                 },
                 track_levels: false,
-                tau: p.tau,
+                tuning: p.tuning.clone(),
+                clients: self.spec.info.clients(),
                 workload: self.workload.clone(),
             })
             .collect()

@@ -66,7 +66,8 @@ pub fn plan(cfg: &StaleConfig) -> Vec<Scenario> {
                 policy: p,
                 info: information(p, period),
                 track_levels: false,
-                tau: 1.0,
+                tuning: crate::policy::Tuning { tau: 1.0, ..Default::default() },
+                clients: crate::model::Clients::default(),
                 workload: Workload::default(),
             })
         })

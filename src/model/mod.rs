@@ -16,8 +16,11 @@
 //! queue (M/M/c), processor sharing ([`Discipline::Ps`]), and rate changes during the run
 //! ([`RateChange`]); the loop that simulates them is `engine/general.rs`.
 
+mod clients;
 mod farm;
 mod load;
+
+pub use clients::Clients;
 
 pub use farm::{Discipline, Farm, Information, RateChange, RunLength, SimOptions};
 pub use load::LoadTable;

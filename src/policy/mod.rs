@@ -13,21 +13,35 @@
 //! [`PolicyKind`] is the parsed name; [`with_policy!`](crate::with_policy) builds the concrete policy
 //! and calls generic code with it.
 
+mod aperture;
+mod fleet;
+mod jiq;
 mod jsq;
+mod least_conn;
+mod least_request;
 mod peak_ewma;
 mod pnc;
 mod random;
+mod random_two;
 pub mod registry;
 mod round_robin;
 mod swrr;
+mod tuning;
 
+pub use aperture::Aperture;
+pub use fleet::Fleet;
+pub use jiq::Jiq;
 pub use jsq::Jsq;
+pub use least_conn::LeastConn;
+pub use least_request::LeastRequest;
 pub use peak_ewma::{P2cPeakEwma, RttEstimate};
 pub use pnc::{P2cRepl, PnC};
 pub use random::Random;
+pub use random_two::RandomTwo;
 pub use registry::{Info, PolicyKind, PolicyParams};
 pub use round_robin::RoundRobin;
 pub use swrr::{SWRR_MAX_CYCLE, SmoothWrr, Swrr, integer_weights};
+pub use tuning::{DEFAULT_TAU, Tuning};
 
 use crate::engine::SimTime;
 use crate::model::LoadTable;
@@ -42,9 +56,23 @@ pub trait Policy {
     /// The server for a request arriving at `now`, given the loads the policy is allowed to see.
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize;
 
-    /// A request left `server` at `now` after spending `sojourn` there (for latency-aware policies).
+    /// True if the policy tags each request it dispatches ([`Self::tag`]) and needs the tag back
+    /// at its departure: the engine then keeps one with every request (the article's loop keeps
+    /// none, so a tagged policy runs the general loop).
+    const TAGGED: bool = false;
+
+    /// The tag of the request just dispatched by [`Self::pick`] (which client sent it); only read
+    /// when [`Self::TAGGED`].
     #[inline]
-    fn on_departure(&mut self, _server: usize, _sojourn: f64, _now: SimTime) {}
+    fn tag(&self) -> u32 {
+        0
+    }
+
+    /// A request left `server` at `now` after spending `sojourn` there (for latency-aware
+    /// policies); `tag` is what [`Self::tag`] said when it was dispatched (0 if not
+    /// [`Self::TAGGED`]).
+    #[inline]
+    fn on_departure(&mut self, _server: usize, _sojourn: f64, _now: SimTime, _tag: u32) {}
 }
 
 /// A uniform index in `0..n`.

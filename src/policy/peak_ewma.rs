@@ -78,7 +78,7 @@ impl Policy for P2cPeakEwma {
     }
 
     #[inline]
-    fn on_departure(&mut self, server: usize, sojourn: f64, now: SimTime) {
+    fn on_departure(&mut self, server: usize, sojourn: f64, now: SimTime, _tag: u32) {
         self.est[server].update(sojourn, now.get(), self.tau);
     }
 }
@@ -134,7 +134,7 @@ mod tests {
         let mut rng = <SimRng as rand::SeedableRng>::seed_from_u64(1);
         assert!((0..100).all(|_| p.pick(&t, SimTime::ZERO, &mut rng) == 1));
         // A large RTT on server 1 outweighs its shorter queue: 1.0 * 6 < 10.0 * 1.
-        p.on_departure(1, 10.0, SimTime::ZERO);
+        p.on_departure(1, 10.0, SimTime::ZERO, 0);
         assert!((0..100).all(|_| p.pick(&t, SimTime::ZERO, &mut rng) == 0));
     }
 }

@@ -23,6 +23,10 @@
 //! 3. Add its arm to [`with_policy!`](crate::with_policy), building the type from the farm size
 //!    `n` and [`PolicyParams`].
 
+use super::Tuning;
+use crate::rng::StreamKey;
+use crate::workload::SharedKeys;
+
 /// Where load information comes from, as far as the choice of policies goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Info {
@@ -216,70 +220,149 @@ policy_table! {
     JsqLocal => Entry::new("jsq-local", "Jsq", "jsq whose own dispatches update the board at once").counts_dispatches(),
     /// `p2c-pewma`
     P2cPewma => Entry::new("p2c-pewma", "P2cPeakEwma", "p2c on rtt x (queue + 1), Peak-EWMA rtt (tower)").live_only().min_servers(2).params(&["tau"]),
+    /// `least-request`
+    LeastRequest => Entry::new("least-request", "LeastRequest", "Envoy: best of `choices` draws or a full scan; EDF if weights differ").params(&["choices", "mode", "bias"]),
+    /// `least-conn`
+    LeastConn => Entry::new("least-conn", "LeastConn", "NGINX least_conn: fewest active per weight, round robin among ties"),
+    /// `random-two`
+    RandomTwo => Entry::new("random-two", "RandomTwo", "NGINX random two least_conn: 2 weighted draws, the 2nd unless busier").min_servers(2),
+    /// `aperture`
+    Aperture => Entry::new("aperture", "Aperture", "Finagle deterministic aperture: p2c in the client's ring slice").params(&["min_aperture"]),
+    /// `jiq`
+    Jiq => Entry::new("jiq", "Jiq", "join-idle-queue: a server that reported idle, else a random one").params(&["dispatchers"]),
 }
 
 /// The largest N of `pNc` (a pick samples N distinct servers, in O(N^2)).
 pub const MAX_CHOICES: u32 = 100;
 
-/// Parameters some policies need beyond the farm size.
-#[derive(Debug, Clone, Copy)]
+/// Parameters some policies need beyond the farm size: the farm as one dispatcher sees it, the
+/// policy's own parameters, and what it draws besides its coin flips.
+#[derive(Debug, Clone)]
 pub struct PolicyParams<'a> {
-    /// Service rates of the servers (`swrr` derives its weights from them).
+    /// Service rates of the servers this dispatcher may use, in its own index order (`swrr` and
+    /// the weighted policies derive their weights from them).
     pub rates: &'a [f64],
-    /// Peak-EWMA decay time constant.
-    pub tau: f64,
+    /// The policy's parameters (`NAME:key=value`).
+    pub tuning: &'a Tuning,
+    /// This dispatcher's index among `clients` (aperture places both on a ring).
+    pub client: usize,
+    /// The number of dispatchers.
+    pub clients: usize,
+    /// The keys of requests, for the hashing policies (`None`: every request has key 0). One
+    /// stream for the whole run, drawn once per arrival by whichever dispatcher takes it, so every
+    /// policy sees the same keys.
+    pub keys: Option<SharedKeys>,
+    /// A stream of the policy's own for draws outside a pick (`jiq`'s idle reports).
+    pub stream: StreamKey,
 }
 
-/// Builds the concrete policy for `$kind` and evaluates `$body` with it bound to `$p`.
+impl<'a> PolicyParams<'a> {
+    /// One dispatcher over `rates` with `tuning`, no keys.
+    pub fn new(rates: &'a [f64], tuning: &'a Tuning) -> Self {
+        PolicyParams {
+            rates,
+            tuning,
+            client: 0,
+            clients: 1,
+            keys: None,
+            stream: StreamKey::new(0, "policy-own"),
+        }
+    }
+}
+
+/// Builds the concrete policy for `$kind` and evaluates `$body` with `$make` bound to a closure
+/// `|&PolicyParams| -> P` that builds one (a fleet of clients builds one per client).
 ///
 /// One arm per row of [`POLICIES`]; `pNc` has extra arms for N = 2 and 3, whose sample count is a
 /// compile-time constant.
 ///
 /// ```ignore
+/// let stats = with_policy!(kind, |make| simulate(make(&params), ...));
 /// let stats = with_policy!(kind, &params, |p| simulate(p, ...));
 /// ```
 #[macro_export]
 macro_rules! with_policy {
-    ($kind:expr, $params:expr, |$p:ident| $body:expr) => {{
+    ($kind:expr, $params:expr, |$p:ident| $body:expr) => {
+        $crate::with_policy!($kind, |make| {
+            let $p = make($params);
+            $body
+        })
+    };
+    ($kind:expr, |$make:ident| $body:expr) => {{
         use $crate::policy::*;
-        let params: &PolicyParams = $params;
-        let n = params.rates.len();
         match $kind {
             PolicyKind::Random => {
-                let $p = Random::new(n);
+                let $make = |p: &PolicyParams| Random::new(p.rates.len());
                 $body
             }
             PolicyKind::RoundRobin => {
-                let $p = RoundRobin::new(n);
+                let $make = |p: &PolicyParams| RoundRobin::new(p.rates.len());
                 $body
             }
             PolicyKind::Swrr => {
-                let $p = Swrr::new(&integer_weights(params.rates));
+                let $make = |p: &PolicyParams| Swrr::new(&integer_weights(p.rates));
                 $body
             }
             PolicyKind::PnC(2) => {
-                let $p = PnC::<2>::new(n);
+                let $make = |p: &PolicyParams| PnC::<2>::new(p.rates.len());
                 $body
             }
             PolicyKind::PnC(3) => {
-                let $p = PnC::<3>::new(n);
+                let $make = |p: &PolicyParams| PnC::<3>::new(p.rates.len());
                 $body
             }
             PolicyKind::PnC(d) => {
-                let $p = PnC::<0>::with_choices(n, d as usize);
+                let $make = |p: &PolicyParams| PnC::<0>::with_choices(p.rates.len(), d as usize);
                 $body
             }
             PolicyKind::P2cRepl => {
-                let $p = P2cRepl::new(n);
+                let $make = |p: &PolicyParams| P2cRepl::new(p.rates.len());
                 $body
             }
             // `jsq-local` is `jsq`; its name selects the information model instead.
             PolicyKind::Jsq | PolicyKind::JsqLocal => {
-                let $p = Jsq;
+                let $make = |_: &PolicyParams| Jsq;
                 $body
             }
             PolicyKind::P2cPewma => {
-                let $p = P2cPeakEwma::new(n, params.tau);
+                let $make = |p: &PolicyParams| P2cPeakEwma::new(p.rates.len(), p.tuning.tau);
+                $body
+            }
+            PolicyKind::LeastRequest => {
+                let $make = |p: &PolicyParams| {
+                    let t = p.tuning;
+                    let mut stream = p.stream.str("edf").rng();
+                    LeastRequest::new(p.rates, t.choices, t.full_scan, t.bias, &mut stream)
+                };
+                $body
+            }
+            PolicyKind::LeastConn => {
+                let $make = |p: &PolicyParams| LeastConn::new(&integer_weights(p.rates));
+                $body
+            }
+            PolicyKind::RandomTwo => {
+                let $make = |p: &PolicyParams| RandomTwo::new(&integer_weights(p.rates));
+                $body
+            }
+            PolicyKind::Aperture => {
+                let $make = |p: &PolicyParams| {
+                    Aperture::new(
+                        p.rates.len(),
+                        p.client,
+                        p.clients,
+                        p.tuning.min_aperture as usize,
+                    )
+                };
+                $body
+            }
+            PolicyKind::Jiq => {
+                let $make = |p: &PolicyParams| {
+                    Jiq::new(
+                        p.rates.len(),
+                        p.tuning.dispatchers as usize,
+                        p.stream.str("jiq").rng(),
+                    )
+                };
                 $body
             }
         }
@@ -496,7 +579,7 @@ const fn policy_table(head: &str) -> Text<TABLE_CAP> {
     while i < POLICIES.len() {
         let e = &POLICIES[i];
         i += 1;
-        t = t.push("\n  ").push(e.name).pad_to(13).push(e.rule);
+        t = t.push("\n  ").push(e.name).pad_to(16).push(e.rule);
         let mut tags = 0;
         if let Some((min, max)) = e.family {
             t = tag(t, &mut tags).push("N from ").push_u32(min).push(" to ").push_u32(max);
@@ -514,7 +597,13 @@ const fn policy_table(head: &str) -> Text<TABLE_CAP> {
         }
         let mut p = 0;
         while p < e.params.len() {
-            t = tag(t, &mut tags).push("param ").push(e.params[p]);
+            t = if p == 0 {
+                let word = if e.params.len() == 1 { "param " } else { "params " };
+                tag(t, &mut tags).push(word)
+            } else {
+                t.push(" ")
+            };
+            t = t.push(e.params[p]);
             p += 1;
         }
         if tags > 0 {
@@ -624,8 +713,10 @@ mod tests {
             POLICIES.iter().filter(|e| e.allows(Info::Live)).map(|e| e.name).collect();
         let board: Vec<&str> =
             POLICIES.iter().filter(|e| e.allows(Info::Board)).map(|e| e.name).collect();
-        assert_eq!(live, ["random", "rr", "swrr", "pNc", "p2c-repl", "jsq", "p2c-pewma"]);
-        assert_eq!(board, ["random", "rr", "swrr", "pNc", "p2c-repl", "jsq", "jsq-local"]);
+        let fleet = ["least-request", "least-conn", "random-two", "aperture", "jiq"];
+        let common = ["random", "rr", "swrr", "pNc", "p2c-repl", "jsq"];
+        assert_eq!(live, [&common[..], &["p2c-pewma"], &fleet].concat());
+        assert_eq!(board, [&common[..], &["jsq-local"], &fleet].concat());
         assert_eq!(resolve("jsq-local", Info::Live), Err(NameError::NotAllowed));
         assert_eq!(resolve("p2c-pewma", Info::Board), Err(NameError::NotAllowed));
         assert_eq!(resolve("nope", Info::Board), Err(NameError::Unknown));
@@ -658,6 +749,11 @@ mod tests {
             ("jsq", 1),
             ("jsq-local", 1),
             ("p2c-pewma", 2),
+            ("least-request", 1),
+            ("least-conn", 1),
+            ("random-two", 2),
+            ("aperture", 1),
+            ("jiq", 1),
         ];
         let expected: Vec<(String, usize)> =
             expected.iter().map(|&(n, m)| (n.to_string(), m)).collect();
@@ -669,7 +765,8 @@ mod tests {
         // `with_policy!` matches without a wildcard, so a row without an arm (or an arm without
         // a row) does not compile; this checks that each arm builds its row's type.
         let rates = vec![1.0; 100];
-        let params = PolicyParams { rates: &rates, tau: 10.0 };
+        let tuning = Tuning::default();
+        let params = PolicyParams::new(&rates, &tuning);
         for kind in samples() {
             let built = with_policy!(kind, &params, |p| std::any::type_name_of_val(&p));
             let base = built.split('<').next().unwrap().rsplit("::").next().unwrap();
@@ -682,7 +779,8 @@ mod tests {
         let all = names(None);
         assert_eq!(
             all,
-            "random, rr, swrr, pNc (p2c, p3c, ... N from 2 to 100), p2c-repl, jsq, jsq-local, p2c-pewma"
+            "random, rr, swrr, pNc (p2c, p3c, ... N from 2 to 100), p2c-repl, jsq, jsq-local, \
+             p2c-pewma, least-request, least-conn, random-two, aperture, jiq"
         );
         assert!(!all.contains('\n'));
         assert_eq!(

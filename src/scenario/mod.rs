@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
 use crate::model::RateChange;
-use crate::workload::{ArrivalSpec, Arrivals, Service, ServiceSpec};
+use crate::workload::{ArrivalSpec, Arrivals, KeySpec, Service, ServiceSpec};
 
 /// The default policies of a scenario.
 pub const DEFAULT_POLICIES: [&str; 3] = ["random", "p2c", "jsq"];
@@ -58,6 +58,8 @@ pub struct Spec {
     pub service: ServiceSpec,
     /// What the balancer sees.
     pub info: InfoSpec,
+    /// Request keys, for the hashing policies.
+    pub keys: KeySpec,
     /// Run length and replications.
     pub run: RunSpec,
     /// Keys swept over lists of values: `"arrivals.load" = [0.5, 0.9]`; several keys form a grid.
@@ -78,6 +80,7 @@ impl Default for Spec {
             arrivals: ArrivalSpec::default(),
             service: ServiceSpec::default(),
             info: InfoSpec::default(),
+            keys: KeySpec::default(),
             run: RunSpec::default(),
             sweep: Table::new(),
             events: Vec::new(),
@@ -162,20 +165,63 @@ pub const DEFAULT_LOAD: f64 = 0.9;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct InfoSpec {
-    /// `live` (true queue lengths) or `board` (posted every `period`).
-    pub kind: String,
+    /// `live` (true queue lengths; `global` is the same), `board` (posted every `period`) or
+    /// `local` (each client's own in-flight requests). Left out: `local` with several clients,
+    /// else `live`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     /// Board period (`board` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub period: Option<f64>,
     /// Board with update-on-dispatch (`board` only).
     pub local: bool,
-    /// Independent dispatchers.
+    /// Independent dispatchers, each running its own instance of the policy.
     pub clients: u32,
+    /// Servers each client uses (left out: all of them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subset: Option<u32>,
+    /// How subsets are chosen: `deterministic` (the SRE book's algorithm) or `random`.
+    pub subsetting: String,
 }
 
 impl Default for InfoSpec {
     fn default() -> Self {
-        InfoSpec { kind: "live".into(), period: None, local: false, clients: 1 }
+        InfoSpec {
+            kind: None,
+            period: None,
+            local: false,
+            clients: 1,
+            subset: None,
+            subsetting: "deterministic".into(),
+        }
+    }
+}
+
+/// The most clients of a fleet.
+pub const MAX_CLIENTS: u32 = 100_000;
+
+impl InfoSpec {
+    /// The kind, defaults resolved: `live`, `board` or `local` (`global` reads as `live`).
+    pub fn kind(&self) -> &str {
+        match self.kind.as_deref() {
+            Some("global") => "live",
+            Some(k) => k,
+            None if self.clients > 1 => "local",
+            None => "live",
+        }
+    }
+
+    /// The dispatchers this describes (validated).
+    pub fn clients(&self) -> crate::model::Clients {
+        crate::model::Clients {
+            count: self.clients as usize,
+            local: self.kind() == "local",
+            subset: self.subset.map(|s| {
+                let method = crate::subset::Subsetting::parse(&self.subsetting)
+                    .expect("validated subsetting");
+                (s as usize, method)
+            }),
+        }
     }
 }
 
@@ -584,8 +630,8 @@ impl Spec {
             _ => {}
         }
         self.service.validate().map_err(keyed)?;
-        match self.info.kind.as_str() {
-            "live" => {
+        match self.info.kind() {
+            "live" | "local" => {
                 if self.info.period.is_some() || self.info.local {
                     return Err(invalid(
                         "info.period",
@@ -606,13 +652,40 @@ impl Spec {
             other => {
                 return Err(invalid(
                     "info.kind",
-                    format!("'{other}': expected \"live\" or \"board\""),
+                    format!("'{other}': expected \"live\", \"global\", \"local\" or \"board\""),
                 ));
             }
         }
-        if self.info.clients != 1 {
-            return Err(invalid("info.clients", "only 1 client is simulated in this version"));
+        if !(1..=MAX_CLIENTS).contains(&self.info.clients) {
+            return Err(invalid(
+                "info.clients",
+                format!("expected 1 to {MAX_CLIENTS} clients, got {}", self.info.clients),
+            ));
         }
+        if self.info.clients > 1 && self.info.kind() == "board" {
+            return Err(invalid(
+                "info.kind",
+                "a board is one dispatcher's view; with several clients use \"live\" or \"local\"",
+            ));
+        }
+        if crate::subset::Subsetting::parse(&self.info.subsetting).is_none() {
+            return Err(invalid(
+                "info.subsetting",
+                format!("'{}': expected \"deterministic\" or \"random\"", self.info.subsetting),
+            ));
+        }
+        if let Some(size) = self.info.subset
+            && !(1..=servers).contains(&u64::from(size))
+        {
+            return Err(invalid(
+                "info.subset",
+                format!("expected 1 to {servers} servers (the farm's), got {size}"),
+            ));
+        }
+        if self.info.subset.is_some() && self.info.kind() == "board" {
+            return Err(invalid("info.subset", "subsets need \"live\" or \"local\" information"));
+        }
+        self.keys.validate().map_err(|(key, message)| invalid(&key, message))?;
         count("run.requests", self.run.requests, 2, limits::ARRIVALS)?;
         match &self.run.warmup {
             Warmup::Arrivals(w) => {

@@ -75,9 +75,11 @@
 
 mod arrivals;
 mod csv_column;
+pub mod keys;
 mod service;
 
 pub use arrivals::{ArrivalProcess, ArrivalSpec, Arrivals};
+pub use keys::{KeySource, KeySpec, SharedKeys};
 pub use service::{Service, ServiceSpec};
 
 #[cfg(test)]

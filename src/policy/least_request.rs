@@ -1,0 +1,291 @@
+//! `least-request`: Envoy's least-request load balancer.
+//!
+//! Follows `source/extensions/load_balancing_policies/least_request/least_request_lb.cc` and the
+//! EDF scheduler of `source/common/upstream/edf_scheduler.h` (envoyproxy/envoy):
+//!
+//! - **Equal weights, `N_CHOICES`** (`unweightedHostPickNChoices`, the default): `choice_count`
+//!   (`choices`, default 2) hosts drawn uniformly *with replacement*
+//!   (`random_.random() % hosts_to_use.size()`); the first draw is the candidate, and a later one
+//!   replaces it only if it has strictly fewer active requests (`sampled_active_rq <
+//!   candidate_active_rq`). With two hosts and two choices the busier host is picked exactly when
+//!   both draws land on it: probability 1/4, as Envoy's documentation says.
+//! - **Equal weights, `FULL_SCAN`** (`unweightedHostPickFullScan`, `mode=full-scan`): every host
+//!   in order; a host with fewer active requests becomes the candidate, and the `k`-th host found
+//!   tied with the candidate replaces it with probability `1/k` (`random_.random() %
+//!   num_hosts_known_tied_for_least == 0`, reservoir sampling), so ties go uniformly at random.
+//! - **Unequal weights**: the EDF schedule of Envoy's weighted round robin, where a host's weight
+//!   is `hostWeight()`: `load_balancing_weight / (active_requests + 1)^active_request_bias`
+//!   (`bias`, default 1.0; `bias = 0` is plain weighted round robin). `pickAndAdd` pops the entry
+//!   with the earliest deadline (ties to the earliest added, `order_offset_`), moves the
+//!   scheduler's time to it, and re-adds the host with deadline `now + 1 / weight`, its weight
+//!   computed at that moment (before the new request counts as active). Only the picked host's
+//!   entry is refreshed: the others keep the deadlines their weights gave when last picked.
+//!   A fresh schedule adds every host in order (deadline `1/w`) and, as Envoy's
+//!   `EdfScheduler::createWithPicks` does with its per-balancer seed, is advanced by a random
+//!   number of picks (here uniform in `0..hosts`, from the policy's own stream) so that the
+//!   clients of a fleet do not start in step.
+//!
+//! lbsim's weights are the servers' rates (Envoy's `load_balancing_weight` is an integer set by
+//! the operator; a float changes nothing in the EDF arithmetic). Active requests are what the
+//! client sees: its own in flight with local information, the true queue length otherwise.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use super::{Policy, uniform};
+use crate::engine::SimTime;
+use crate::model::LoadTable;
+use crate::rng::SimRng;
+
+/// One scheduled host: deadline, insertion order, host.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Entry {
+    deadline: f64,
+    order: u64,
+    host: u32,
+}
+
+impl Eq for Entry {}
+
+impl Ord for Entry {
+    /// Reversed, so that `BinaryHeap` pops the earliest deadline, then the earliest added.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.deadline.total_cmp(&self.deadline).then(other.order.cmp(&self.order))
+    }
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Envoy's EDF scheduler with `pickAndAdd`.
+#[derive(Debug, Clone)]
+struct Edf {
+    weights: Vec<f64>,
+    bias: f64,
+    heap: BinaryHeap<Entry>,
+    now: f64,
+    order: u64,
+}
+
+impl Edf {
+    fn new(weights: Vec<f64>, bias: f64) -> Self {
+        let mut edf = Edf { weights, bias, heap: BinaryHeap::new(), now: 0.0, order: 0 };
+        for h in 0..edf.weights.len() {
+            let w = edf.weights[h];
+            edf.add(h, w);
+        }
+        edf
+    }
+
+    fn add(&mut self, host: usize, weight: f64) {
+        debug_assert!(weight > 0.0);
+        self.heap.push(Entry {
+            deadline: self.now + 1.0 / weight,
+            order: self.order,
+            host: host as u32,
+        });
+        self.order += 1;
+    }
+
+    /// `hostWeight()`: the weight over (active + 1)^bias.
+    fn weight(&self, host: usize, active: u32) -> f64 {
+        let w = self.weights[host];
+        let a = f64::from(active) + 1.0;
+        if self.bias == 1.0 {
+            w / a
+        } else if self.bias == 0.0 {
+            w
+        } else {
+            w / a.powf(self.bias)
+        }
+    }
+
+    fn pick_and_add(&mut self, active: impl Fn(usize) -> u32) -> usize {
+        let top = self.heap.pop().expect("a schedule of at least one host");
+        self.now = top.deadline;
+        let host = top.host as usize;
+        let w = self.weight(host, active(host));
+        self.add(host, w);
+        host
+    }
+}
+
+/// Envoy's least request (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct LeastRequest {
+    n: usize,
+    choices: u32,
+    full_scan: bool,
+    /// The weighted path, when the hosts' weights differ.
+    edf: Option<Edf>,
+}
+
+impl LeastRequest {
+    /// Over servers of rates `rates` (the weights), sampling `choices` hosts, or scanning all of
+    /// them with `full_scan`; `bias` is the active-request bias of the weighted path, and
+    /// `stream` gives the number of picks a fresh weighted schedule is advanced by.
+    pub fn new(
+        rates: &[f64],
+        choices: u32,
+        full_scan: bool,
+        bias: f64,
+        stream: &mut SimRng,
+    ) -> Self {
+        let n = rates.len();
+        let equal = rates.iter().all(|&r| r == rates[0]);
+        let edf = (!equal).then(|| {
+            let mut edf = Edf::new(rates.to_vec(), bias);
+            for _ in 0..uniform(stream, n) {
+                edf.pick_and_add(|_| 0);
+            }
+            edf
+        });
+        LeastRequest { n, choices, full_scan, edf }
+    }
+
+    #[inline]
+    fn n_choices(&self, loads: &LoadTable, rng: &mut SimRng) -> usize {
+        let mut candidate = uniform(rng, self.n);
+        for _ in 1..self.choices {
+            let sampled = uniform(rng, self.n);
+            if loads.get(sampled) < loads.get(candidate) {
+                candidate = sampled;
+            }
+        }
+        candidate
+    }
+
+    fn full_scan(&self, loads: &LoadTable, rng: &mut SimRng) -> usize {
+        let mut candidate = 0;
+        let mut tied = 1;
+        for h in 1..self.n {
+            let (c, s) = (loads.get(candidate), loads.get(h));
+            if s < c {
+                candidate = h;
+                tied = 1;
+            } else if s == c {
+                tied += 1;
+                if uniform(rng, tied) == 0 {
+                    candidate = h;
+                }
+            }
+        }
+        candidate
+    }
+}
+
+impl Policy for LeastRequest {
+    #[inline]
+    fn pick(&mut self, loads: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
+        if let Some(edf) = &mut self.edf {
+            return edf.pick_and_add(|h| loads.get(h));
+        }
+        if self.full_scan { self.full_scan(loads, rng) } else { self.n_choices(loads, rng) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::P2cRepl;
+    use rand::SeedableRng;
+
+    fn rng(seed: u64) -> SimRng {
+        SimRng::seed_from_u64(seed)
+    }
+
+    #[test]
+    fn two_hosts_two_choices_pick_the_busier_a_quarter_of_the_time() {
+        // Envoy's documentation: "the host with the most active requests is chosen with
+        // probability 1/4" (both draws land on it). 100 000 picks: sd of the frequency is
+        // sqrt(0.25 * 0.75 / 1e5) = 0.00137; 4 sd = 0.0055.
+        let mut p = LeastRequest::new(&[1.0, 1.0], 2, false, 1.0, &mut rng(0));
+        let loads = LoadTable::from_values(&[5, 1], false);
+        let mut coins = rng(1);
+        let busy = (0..100_000).filter(|_| p.pick(&loads, SimTime::ZERO, &mut coins) == 0).count();
+        let f = busy as f64 / 1e5;
+        assert!((f - 0.25).abs() < 0.0055, "busier host picked {f} of the time");
+    }
+
+    #[test]
+    fn n_choices_replaces_only_with_strictly_fewer_and_is_p2c_repl_at_two() {
+        // Ties keep the first draw: on equal loads, the pick is the first draw, as p2c-repl's.
+        let loads = LoadTable::from_values(&[3, 1, 4, 1, 5, 9, 2, 6], false);
+        let mut lr = LeastRequest::new(&[1.0; 8], 2, false, 1.0, &mut rng(0));
+        let mut repl = P2cRepl::new(8);
+        let (mut a, mut b) = (rng(7), rng(7));
+        for _ in 0..10_000 {
+            assert_eq!(
+                lr.pick(&loads, SimTime::ZERO, &mut a),
+                repl.pick(&loads, SimTime::ZERO, &mut b)
+            );
+        }
+        // Three choices: the first of the least loaded among the three draws.
+        let mut lr3 = LeastRequest::new(&[1.0; 8], 3, false, 1.0, &mut rng(0));
+        let mut coins = rng(3);
+        let mut probe = coins.clone();
+        for _ in 0..1000 {
+            let draws: Vec<usize> = (0..3).map(|_| uniform(&mut probe, 8)).collect();
+            let mut want = draws[0];
+            for &d in &draws[1..] {
+                if loads.get(d) < loads.get(want) {
+                    want = d;
+                }
+            }
+            assert_eq!(lr3.pick(&loads, SimTime::ZERO, &mut coins), want);
+        }
+    }
+
+    #[test]
+    fn full_scan_takes_the_minimum_with_ties_uniform() {
+        // Hosts 1, 3 and 6 tie at 0. 30 000 picks: each count is Binomial(30 000, 1/3), sd 81.6;
+        // 5 sd = 408.
+        let loads = LoadTable::from_values(&[2, 0, 5, 0, 1, 3, 0], false);
+        let mut p = LeastRequest::new(&[1.0; 7], 2, true, 1.0, &mut rng(0));
+        let mut coins = rng(5);
+        let mut counts = [0u32; 7];
+        for _ in 0..30_000 {
+            counts[p.pick(&loads, SimTime::ZERO, &mut coins)] += 1;
+        }
+        assert_eq!(counts.iter().sum::<u32>(), counts[1] + counts[3] + counts[6]);
+        for h in [1, 3, 6] {
+            assert!((f64::from(counts[h]) - 10_000.0).abs() < 408.0, "{counts:?}");
+        }
+    }
+
+    #[test]
+    fn edf_with_idle_hosts_is_weighted_round_robin() {
+        // Weights 4 and 1 (exact in binary), nobody active: host 0 at deadlines 1/4, 1/2, 3/4,
+        // then 1, where it ties host 1's first deadline; host 1 was added earlier, so it goes
+        // first (FIFO among equal deadlines). Then host 0 four times to 2, and host 1 at 2 again.
+        let mut edf = Edf::new(vec![4.0, 1.0], 1.0);
+        let picks: Vec<usize> = (0..9).map(|_| edf.pick_and_add(|_| 0)).collect();
+        assert_eq!(picks, [0, 0, 0, 1, 0, 0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn edf_weight_is_divided_by_active_plus_one_to_the_bias() {
+        let edf = Edf::new(vec![4.0, 1.0], 1.0);
+        assert_eq!(edf.weight(0, 3), 1.0);
+        let edf = Edf::new(vec![4.0, 1.0], 2.0);
+        assert_eq!(edf.weight(0, 1), 1.0);
+        let edf = Edf::new(vec![4.0, 1.0], 0.0);
+        assert_eq!(edf.weight(0, 7), 4.0);
+        // A busy heavy host is re-added far away: weight 4 with 3 active is weight 1, so after
+        // its pick its next deadline is 1 later, and the light idle host comes first.
+        let mut edf = Edf::new(vec![4.0, 1.0], 1.0);
+        let active = [3u32, 0];
+        assert_eq!(edf.pick_and_add(|h| active[h]), 0); // deadline 1/4 -> re-added at 1.25
+        assert_eq!(edf.pick_and_add(|h| active[h]), 1); // deadline 1
+        assert_eq!(edf.pick_and_add(|h| active[h]), 0); // 1.25
+    }
+
+    #[test]
+    fn unequal_weights_take_the_weighted_path_equal_ones_the_unweighted() {
+        assert!(LeastRequest::new(&[1.0, 2.0], 2, false, 1.0, &mut rng(0)).edf.is_some());
+        assert!(LeastRequest::new(&[2.0, 2.0], 2, false, 1.0, &mut rng(0)).edf.is_none());
+    }
+}

@@ -1,0 +1,124 @@
+//! Policy parameters, as written after a policy's name in a scenario (`NAME:key=value,...`).
+//!
+//! Each row of the policy table lists the keys its policy accepts; [`Tuning::set`] parses and
+//! checks one value, with a message that says what is expected.
+
+/// The parameters of every policy that has some, with their defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tuning {
+    /// `p2c-pewma`: Peak-EWMA decay time constant.
+    pub tau: f64,
+    /// `least-request`: hosts sampled per pick (Envoy's `choice_count`, default 2).
+    pub choices: u32,
+    /// `least-request`: `mode=full-scan` (Envoy's `FULL_SCAN`) instead of `n-choices`.
+    pub full_scan: bool,
+    /// `least-request`: `active_request_bias` of the weighted path (default 1.0).
+    pub bias: f64,
+    /// `ring-hash`: points per server (default 100).
+    pub vnodes: u32,
+    /// `ring-hash`: bounded-load factor (HAProxy's `hash-balance-factor` / 100); `None`: off.
+    pub balance: Option<f64>,
+    /// `maglev`: lookup table size, a prime (default 65537).
+    pub table: u32,
+    /// `aperture`: the smallest aperture (Finagle's default 12).
+    pub min_aperture: u32,
+    /// `jiq`: idle queues, one per dispatcher (default 1).
+    pub dispatchers: u32,
+}
+
+/// Peak-EWMA decay constant when a policy does not give `tau`.
+pub const DEFAULT_TAU: f64 = 10.0;
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            tau: DEFAULT_TAU,
+            choices: 2,
+            full_scan: false,
+            bias: 1.0,
+            vnodes: 100,
+            balance: None,
+            table: 65_537,
+            min_aperture: 12,
+            dispatchers: 1,
+        }
+    }
+}
+
+/// The largest count parameter (`choices`, `vnodes`, `dispatchers`, `min_aperture`).
+const MAX_COUNT: u32 = 100_000;
+
+impl Tuning {
+    /// Sets `key` to `value`; the error says what is expected.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let number = || value.parse::<f64>().ok().filter(|x| x.is_finite());
+        let count = |min: u32| {
+            value
+                .parse::<u32>()
+                .ok()
+                .filter(|&c| (min..=MAX_COUNT).contains(&c))
+                .ok_or_else(|| format!("{key} must be an integer from {min} to {MAX_COUNT}"))
+        };
+        match key {
+            "tau" => {
+                self.tau =
+                    number().filter(|&t| t > 0.0).ok_or("tau must be a number > 0".to_string())?
+            }
+            "choices" => self.choices = count(1)?,
+            "mode" => {
+                self.full_scan = match value {
+                    "full-scan" => true,
+                    "n-choices" => false,
+                    _ => return Err("mode must be n-choices or full-scan".into()),
+                }
+            }
+            "bias" => {
+                self.bias = number()
+                    .filter(|&b| (0.0..=100.0).contains(&b))
+                    .ok_or("bias must be a number from 0 to 100".to_string())?
+            }
+            "vnodes" => self.vnodes = count(1)?,
+            "balance" => {
+                self.balance = Some(
+                    number()
+                        .filter(|&b| b > 1.0 && b <= 100.0)
+                        .ok_or("balance must be a factor > 1 (1.25 = 25% above the mean)")?,
+                )
+            }
+            "table" => {
+                let t = value.parse::<u32>().ok().filter(|&t| (3..=10_000_019).contains(&t));
+                self.table = t
+                    .filter(|&t| is_prime(t))
+                    .ok_or("table must be a prime from 3 to 10000019 (65537 by default)")?
+            }
+            "min_aperture" => self.min_aperture = count(1)?,
+            "dispatchers" => self.dispatchers = count(1)?,
+            _ => return Err(format!("no parameter {key}")),
+        }
+        Ok(())
+    }
+}
+
+fn is_prime(n: u32) -> bool {
+    n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| !n.is_multiple_of(d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_parsed_and_checked() {
+        let mut t = Tuning::default();
+        t.set("choices", "3").unwrap();
+        t.set("mode", "full-scan").unwrap();
+        t.set("balance", "1.25").unwrap();
+        t.set("table", "251").unwrap();
+        assert_eq!((t.choices, t.full_scan, t.balance, t.table), (3, true, Some(1.25), 251));
+        assert!(t.set("choices", "0").is_err());
+        assert!(t.set("balance", "1").is_err());
+        assert!(t.set("table", "250").is_err(), "not prime");
+        assert!(t.set("mode", "scan").is_err());
+        assert!(t.set("tau", "-1").is_err());
+    }
+}

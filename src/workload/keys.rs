@@ -1,0 +1,140 @@
+//! Request keys, for the hashing policies (`ring-hash`, `maglev`): `[keys]` in a scenario.
+//!
+//! A request's key stands for what a hash balancer hashes (a user id, a cache key, a session).
+//! Keys are the integers `0..count`, drawn independently per request:
+//!
+//! - `popularity = "uniform"`: every key equally likely;
+//! - `popularity = "zipf"`: key `k` (rank `k + 1`) with probability proportional to
+//!   `1 / (k + 1)^s` (`rand_distr::Zipf`), the skew of real key populations (Breslau et al.,
+//!   "Web caching and Zipf-like distributions", INFOCOM 1999, measured `s` from 0.64 to 0.83 on
+//!   web proxies; caches often see `s` near 1).
+//!
+//! One stream of keys serves the whole replication, keyed like the workload (seed, farm, load,
+//! replication) under its own label, and each arrival draws exactly one key whichever policy or
+//! client takes it: every policy sees the same keys for the same requests.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rand::RngExt;
+use rand_distr::Zipf;
+use serde::{Deserialize, Serialize};
+
+use crate::rng::SimRng;
+
+/// `[keys]` of a scenario file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KeySpec {
+    /// Distinct keys (`0..count`).
+    pub count: crate::scenario::Count,
+    /// `uniform` or `zipf`.
+    pub popularity: String,
+    /// Zipf exponent (`zipf` only).
+    pub s: f64,
+}
+
+impl Default for KeySpec {
+    fn default() -> Self {
+        KeySpec { count: crate::scenario::Count(10_000), popularity: "uniform".into(), s: 1.0 }
+    }
+}
+
+/// The most distinct keys.
+pub const MAX_KEYS: u64 = 1 << 40;
+
+impl KeySpec {
+    /// Checks the parameters; the message names the key.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        if !(1..=MAX_KEYS).contains(&self.count.0) {
+            return Err((
+                "keys.count".into(),
+                format!("expected 1 to 2^40 keys, got {}", self.count.0),
+            ));
+        }
+        match self.popularity.as_str() {
+            "uniform" => Ok(()),
+            "zipf" if self.s.is_finite() && self.s > 0.0 && self.s <= 10.0 => Ok(()),
+            "zipf" => Err(("keys.s".into(), format!("expected 0 < s <= 10, got {}", self.s))),
+            other => Err((
+                "keys.popularity".into(),
+                format!("'{other}': expected \"uniform\" or \"zipf\""),
+            )),
+        }
+    }
+
+    /// The key source for one replication, drawing from `rng`.
+    pub fn source(&self, rng: SimRng) -> KeySource {
+        let n = self.count.0;
+        let law = match self.popularity.as_str() {
+            "zipf" => Law::Zipf(Zipf::new(n as f64, self.s).expect("validated zipf parameters")),
+            _ => Law::Uniform(n),
+        };
+        KeySource { rng, law }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Law {
+    Uniform(u64),
+    Zipf(Zipf<f64>),
+}
+
+/// The keys of one replication's requests, in arrival order.
+#[derive(Debug, Clone)]
+pub struct KeySource {
+    rng: SimRng,
+    law: Law,
+}
+
+impl KeySource {
+    /// The next request's key.
+    pub fn next_key(&mut self) -> u64 {
+        match &self.law {
+            Law::Uniform(n) => self.rng.random_range(0..*n),
+            // Zipf draws ranks 1..=n as floats holding integers.
+            Law::Zipf(z) => self.rng.sample(z) as u64 - 1,
+        }
+    }
+}
+
+/// The key source shared by every dispatcher of a replication (each arrival draws one key from it,
+/// whichever client sends the request).
+pub type SharedKeys = Rc<RefCell<KeySource>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn zipf_keys_follow_their_law() {
+        // s = 1 over 10 keys: P(key 0) = 1 / H_10 = 0.3414. 200 000 draws: the standard error of
+        // the frequency is sqrt(p (1 - p) / N) = 0.00106, so 4 standard errors is 0.0042.
+        let spec = KeySpec { count: crate::scenario::Count(10), popularity: "zipf".into(), s: 1.0 };
+        let mut src = spec.source(SimRng::seed_from_u64(3));
+        let n = 200_000;
+        let mut counts = [0u32; 10];
+        for _ in 0..n {
+            counts[src.next_key() as usize] += 1;
+        }
+        let h10: f64 = (1..=10).map(|k| 1.0 / k as f64).sum();
+        for (k, &c) in counts.iter().enumerate() {
+            let p = 1.0 / ((k + 1) as f64 * h10);
+            let se = (p * (1.0 - p) / n as f64).sqrt();
+            let f = f64::from(c) / n as f64;
+            assert!((f - p).abs() < 4.0 * se, "key {k}: frequency {f}, law {p}");
+        }
+    }
+
+    #[test]
+    fn uniform_keys_stay_in_range_and_bad_parameters_are_named() {
+        let spec = KeySpec { count: crate::scenario::Count(7), ..KeySpec::default() };
+        let mut src = spec.source(SimRng::seed_from_u64(1));
+        assert!((0..1000).all(|_| src.next_key() < 7));
+        let bad = KeySpec { popularity: "zipf".into(), s: 0.0, ..KeySpec::default() };
+        assert_eq!(bad.validate().unwrap_err().0, "keys.s");
+        let bad = KeySpec { popularity: "pareto".into(), ..KeySpec::default() };
+        assert_eq!(bad.validate().unwrap_err().0, "keys.popularity");
+    }
+}
