@@ -9,10 +9,10 @@
 //!   naive implementation "might have each client randomly shuffle the list of backends once and
 //!   fill its subset by selecting resolvable/healthy backends from the list". Here: client `c`
 //!   shuffles `0..backends` with its own stream, keyed by (seed, `c`), and keeps the first
-//!   `size`. The book finds that this "spreads load very unevenly": for 300 clients, 300 backends and "a subset size of 30% (each client
-//!   connects to 90 backends)", "the least loaded backend has just 63% of the average load (57
-//!   connections, where the average is 90 connections) and the most loaded has 121% (109
-//!   connections)" (Figure 20-3).
+//!   `size`. The book finds that this "spreads load very unevenly": for 300 clients, 300
+//!   backends and "a subset size of 30% (each client connects to 90 backends)", "the least
+//!   loaded backend has just 63% of the average load (57 connections, where the average is 90
+//!   connections) and the most loaded has 121% (109 connections)" (Figure 20-3).
 //! - [`Subsetting::Deterministic`] ("A Subset Selection Algorithm: Deterministic Subsetting",
 //!   Example 20-4): `subset_count = backends / size` (integer division); clients form rounds of
 //!   `subset_count` consecutive clients, `round = client / subset_count`; every client of a round
