@@ -16,13 +16,14 @@ use crate::experiment::fixed::FixedRow;
 use crate::experiment::hetero::HeteroRow;
 use crate::experiment::homo::HomoRow;
 use crate::experiment::stale::StaleRow;
+use crate::experiment::subset::SubsetRow;
 use crate::experiment::swrr::{SmoothnessRow, SwrrRows, TraceRow};
 use crate::experiment::{self, Progress, Reading, Results, Rows, VsBaseline};
 use crate::output::{Csv, Exporter, Report, Table, plot, table::format_number};
 use crate::theory;
 
 /// The reproduced experiments: output file stem and the command line that produces it.
-pub const COMMANDS: [(&str, &str); 8] = [
+pub const COMMANDS: [(&str, &str); 10] = [
     ("bins", "lbsim bins"),
     ("fixed", "lbsim fixed"),
     ("homo", "lbsim homo --seeds 5 --baseline p2c"),
@@ -31,6 +32,8 @@ pub const COMMANDS: [(&str, &str); 8] = [
     ("stale", "lbsim stale --baseline random"),
     ("swrr", "lbsim swrr"),
     ("swrr_trace", "lbsim swrr --trace 5,1,1"),
+    ("subset", "lbsim subset"),
+    ("subset_sweep", "lbsim subset --subsets 3,10,30,60,90,150"),
 ];
 
 /// A generated file: its name inside `results/` and its bytes.
@@ -105,6 +108,13 @@ pub fn generate(threads: Option<usize>, progress: Progress) -> Result<Vec<Artifa
              the run length.\n";
     text += &String::from_utf8(Table.serialize(&Report::new("theory", &(), &theory_checks(&r))))
         .expect("UTF-8");
+    text += "\n== subsetting vs the SRE book ==\n";
+    text += "The book's figures (ch. 20, from one calculation each) beside lbsim's: the median over\n\
+             seeds and, in brackets, the smallest and largest over seeds. Ratios are a backend's\n\
+             connections over the mean. For random subsets the binomial gives E[cv^2] = (N-S)/(CS)\n\
+             exactly (C clients, N backends, S per client); its square root is printed beside cv.\n";
+    text += &String::from_utf8(Table.serialize(&Report::new("subset", &(), &subset_checks(&r))))
+        .expect("UTF-8");
     files.push(("results.txt".to_string(), text.into_bytes()));
     Ok(files)
 }
@@ -144,6 +154,8 @@ struct Reports<'a> {
     stale: &'a [StaleRow],
     swrr: &'a [SmoothnessRow],
     trace: &'a [TraceRow],
+    subset: &'a [SubsetRow],
+    subset_sweep: &'a [SubsetRow],
 }
 
 impl<'a> Reports<'a> {
@@ -183,6 +195,14 @@ impl<'a> Reports<'a> {
             trace: match get("swrr_trace") {
                 Rows::Swrr(SwrrRows::Trace(r)) => r,
                 _ => wrong("swrr_trace"),
+            },
+            subset: match get("subset") {
+                Rows::Subset(r) => r,
+                _ => wrong("subset"),
+            },
+            subset_sweep: match get("subset_sweep") {
+                Rows::Subset(r) => r,
+                _ => wrong("subset_sweep"),
             },
         }
     }
@@ -594,6 +614,86 @@ fn theory_checks(r: &Reports) -> Vec<Check> {
         ci,
         within(theory::mm1_mean(load), mean, ci),
     ));
+    out
+}
+
+/// One line of the subsetting section.
+#[derive(Debug, Serialize)]
+struct SubsetCheck {
+    case: String,
+    quantity: String,
+    book: String,
+    lbsim: String,
+    seeds_range: String,
+    verdict: String,
+}
+
+fn subset_checks(r: &Reports) -> Vec<SubsetCheck> {
+    use crate::subset::{Spread, Subsetting, random_cv2};
+    fn row(rows: &[SubsetRow], size: u64, m: Subsetting) -> &SubsetRow {
+        find(rows, &format!("subset {size} {}", m.name()), |x| x.subset == size && x.method == m)
+    }
+    let range = |row: &SubsetRow, get: fn(&Spread) -> f64| {
+        let v: Vec<f64> = row.per_seed.iter().map(get).collect();
+        let (lo, hi) =
+            (v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(0.0, f64::max));
+        format!("[{}, {}]", f(lo), f(hi))
+    };
+    let mut out = Vec::new();
+    // Random subsetting, 300 clients, 300 backends, 30% (90 backends each): the book's Figure 20-3.
+    let random = row(r.subset, 90, Subsetting::Random);
+    let case =
+        format!("random, {} of {}, {} clients", random.subset, random.backends, random.clients);
+    let seeds = random.per_seed.len();
+    // The book: "the least loaded backend has just 63% of the average load (57 connections,
+    // where the average is 90 connections) and the most loaded has 121% (109 connections)".
+    let min_of = (|s: &Spread| s.min_ratio) as fn(&Spread) -> f64;
+    let max_of = (|s: &Spread| s.max_ratio) as fn(&Spread) -> f64;
+    for (quantity, percent, connections, value, get, low) in [
+        ("least loaded / mean", 63, 57, random.min_ratio, min_of, true),
+        ("most loaded / mean", 121, 109, random.max_ratio, max_of, false),
+    ] {
+        let book = f64::from(connections) / 90.0;
+        let as_far = random
+            .per_seed
+            .iter()
+            .filter(|s| if low { get(s) <= book } else { get(s) >= book })
+            .count();
+        let side = if low { "at or below" } else { "at or above" };
+        out.push(SubsetCheck {
+            case: case.clone(),
+            quantity: quantity.into(),
+            book: format!("{percent}% ({connections} of 90)"),
+            lbsim: f(value),
+            seeds_range: range(random, get),
+            verdict: format!("{as_far} of {seeds} seeds {side} the book's"),
+        });
+    }
+    // The cv of every random row against the binomial.
+    for row in r.subset.iter().filter(|x| x.method == Subsetting::Random) {
+        let (c, n, s) = (row.clients as usize, row.backends as usize, row.subset as usize);
+        let theory = random_cv2(c, n, s).sqrt();
+        out.push(SubsetCheck {
+            case: format!("random, {s} of {n}, {c} clients"),
+            quantity: "cv".into(),
+            book: "-".into(),
+            lbsim: f(row.cv),
+            seeds_range: range(row, |s| s.cv),
+            verdict: format!("sqrt(E[cv^2]) = {}", f(theory)),
+        });
+    }
+    // Deterministic subsetting, 10 of 300: the book's Figure 20-5, "each backend receives
+    // exactly the same number of connections".
+    let det = row(r.subset_sweep, 10, Subsetting::Deterministic);
+    let even = det.per_seed.iter().all(|s| s.min_ratio == 1.0 && s.max_ratio == 1.0);
+    out.push(SubsetCheck {
+        case: format!("deterministic, 10 of {}, {} clients", det.backends, det.clients),
+        quantity: "least / most loaded over mean".into(),
+        book: "1 / 1 (exactly equal)".into(),
+        lbsim: format!("{} / {}", f(det.min_ratio), f(det.max_ratio)),
+        seeds_range: format!("{} / {}", range(det, |s| s.min_ratio), range(det, |s| s.max_ratio)),
+        verdict: format!("exactly equal in every seed: {}", yes(even)),
+    });
     out
 }
 

@@ -1,18 +1,18 @@
 //! Subsetting: the backends each client connects to, when every client holds connections to only
 //! `size` of the `backends` (*Site Reliability Engineering*, Beyer, Jones, Petoff & Murphy (eds.),
 //! O'Reilly 2016, chapter 20 "Load Balancing in the Datacenter", section "Limiting the
-//! Connections Pool with Subsetting").
+//! Connections Pool with Subsetting"; <https://sre.google/sre-book/load-balancing-datacenter/>).
 //!
 //! Two algorithms of that section:
 //!
-//! - [`Subsetting::Random`] ("A Subset Selection Algorithm: Random Subsetting"): "each client
-//!   randomly shuffle[s] the list of backends once and fill[s] its subset by selecting
-//!   [...] backends from the list". Here: client `c` shuffles `0..backends` with its own stream,
-//!   keyed by (seed, `c`), and keeps the first `size`. The book finds that this "spreads load
-//!   very unevenly": for 300 clients, 300 backends and "a subset size of 30% (each client
-//!   connects to 90 backends)", "the least loaded backend has just 63% of the average load (57
-//!   connections, where the average is 90 connections) and the most loaded has 121% (109
-//!   connections)" (Figure 20-3).
+//! - [`Subsetting::Random`] ("A Subset Selection Algorithm: Random Subsetting"): the book's
+//!   naive implementation "might have each client randomly shuffle the list of backends once and
+//!   fill its subset by selecting resolvable/healthy backends from the list". Here: client `c`
+//!   shuffles `0..backends` with its own stream, keyed by (seed, `c`), and keeps the first
+//!   `size`. The book finds that this "spreads load very unevenly": for 300 clients, 300
+//!   backends and "a subset size of 30% (each client connects to 90 backends)", "the least
+//!   loaded backend has just 63% of the average load (57 connections, where the average is 90
+//!   connections) and the most loaded has 121% (109 connections)" (Figure 20-3).
 //! - [`Subsetting::Deterministic`] ("A Subset Selection Algorithm: Deterministic Subsetting",
 //!   Example 20-4): `subset_count = backends / size` (integer division); clients form rounds of
 //!   `subset_count` consecutive clients, `round = client / subset_count`; every client of a round
@@ -20,7 +20,8 @@
 //!   `round`)); client `client` takes `subset_id = client % subset_count` and the slice
 //!   `[subset_id * size, subset_id * size + size)` of the shuffled list. Within a round each
 //!   backend goes to at most one client, so the book's "300 clients each connecting to 10 of 300
-//!   backends" gives "each backend [...] exactly the same number of connections" (Figure 20-5).
+//!   backends" "yields very good results: each backend receives exactly the same number of
+//!   connections" (Figure 20-5).
 //!
 //! **When `size` does not divide `backends`**, Example 20-4's slices leave the last
 //! `backends % size` entries of every round's shuffled list unused: those backends get no client
@@ -33,7 +34,7 @@
 //! dividing `backends` the counts differ by at most 1.
 //!
 //! Shuffles are rand's `SliceRandom::shuffle` (Fisher-Yates) on PCG streams from
-//! [`StreamKey`](crate::rng::StreamKey): a subset depends on (seed, method, client or round)
+//! [`crate::rng::StreamKey`]: a subset depends on (seed, method, client or round)
 //! alone, never on the order in which subsets are computed or on any thread.
 
 use rand::seq::SliceRandom;

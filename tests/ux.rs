@@ -869,6 +869,9 @@ fn plausible(opt: &str) -> &'static str {
         "--max-requests" => "1000",
         "--quantiles" => "50,99.9",
         "--baseline" => "p2c",
+        "--clients" | "--backends" => "12",
+        "--subsets" => "3,4",
+        "--methods" => "deterministic",
         _ => "1",
     }
 }

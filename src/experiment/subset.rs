@@ -6,8 +6,9 @@
 //! replications, the least and the most connected backend over the mean (`clients * subset /
 //! backends`) and the coefficient of variation (standard deviation over the mean, over all
 //! backends). Replication `k` draws from the key `subset::key(--seed).u64(k)`, so a row does not
-//! depend on the other rows, and the two methods and every subset size share their shuffles
-//! (common random numbers: a random subset of 30 is the head of the same client's subset of 90).
+//! depend on the other rows, and every subset size of a method shares its shuffles (common random
+//! numbers: a random subset of 30 is the head of the same client's subset of 90, and round `r`
+//! of the deterministic method shuffles the same way whatever the size).
 
 use rayon::prelude::*;
 use serde::Serialize;

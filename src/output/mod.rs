@@ -24,7 +24,8 @@ pub use self::table::Table;
 pub struct RunInfo {
     /// Wall-clock seconds.
     pub wall_seconds: f64,
-    /// Events simulated (arrivals, departures, board posts; balls for `bins`, picks for `swrr`).
+    /// Events simulated (arrivals, departures, board posts; balls for `bins`, picks for `swrr`,
+    /// client-backend connections for `subset`).
     pub events: u64,
     /// `events / wall_seconds`.
     pub events_per_second: f64,
