@@ -4,6 +4,7 @@ mod cli;
 mod determinism;
 mod engine;
 mod experiments;
+mod hashing;
 mod honest;
 mod regression;
 mod scenario;

@@ -736,6 +736,7 @@ fn commands() -> Vec<(&'static str, Vec<&'static str>)> {
         ),
         ("stale", with_run(&["--servers", "--load", "--periods", "--policies", "--baseline"])),
         ("swrr", vec!["--trace", "--weights"]),
+        ("hash", vec!["--servers", "--keys", "--vnodes", "--methods", "--balance"]),
     ]
 }
 
@@ -824,6 +825,7 @@ fn argv() -> impl Strategy<Value = Vec<String>> {
                 // accepted command lines are cheap enough to run.
                 let short_run: &[(&str, &str)] = match name {
                     "bins" => &[("--n", "100")],
+                    "hash" => &[("--keys", "1000")],
                     "swrr" => &[],
                     _ => &[("--requests", "300"), ("--warmup", "30"), ("--seeds", "2")],
                 };
@@ -868,6 +870,10 @@ fn plausible(opt: &str) -> &'static str {
         "--max-requests" => "1000",
         "--quantiles" => "50,99.9",
         "--baseline" => "p2c",
+        "--keys" => "1000",
+        "--vnodes" => "1,10",
+        "--methods" => "ring,modulo",
+        "--balance" => "1.25",
         _ => "1",
     }
 }
@@ -911,6 +917,12 @@ fn cost(cfg: &Config) -> f64 {
             .iter()
             .map(|p| arrivals(&p.run) * p.policies.len() as f64 * 2.0 + farm(p.spec.rates().len()))
             .sum(),
+        Experiment::Hash(h) => {
+            // Per row: two placements of every key, two rings (or Maglev tables) built.
+            let most = h.vnodes.iter().copied().max().unwrap_or(1) as f64;
+            let build = ((h.servers as f64 + 1.0) * most).max(65537.0) * 2.0;
+            lbsim::experiment::hash::cases(h).len() as f64 * (h.keys as f64 * 2.0 + build)
+        }
         Experiment::Print(_) => 0.0,
     };
     work * seeds + threads * 1e4

@@ -9,6 +9,7 @@
 
 pub mod bins;
 pub mod fixed;
+pub mod hash;
 pub mod hetero;
 pub mod homo;
 pub mod run;
@@ -52,6 +53,8 @@ pub enum Rows {
     Swrr(swrr::SwrrRows),
     /// `run`: one row per sweep point and policy.
     Run(Vec<run::RunRow>),
+    /// `hash`: one row per placement (and ring size).
+    Hash(Vec<hash::HashRow>),
     /// A scenario file printed (`--print`, `--print-scenario`): no rows.
     Print,
 }
@@ -82,6 +85,7 @@ pub fn execute(cfg: &Config, progress: Progress) -> Results {
         Experiment::Stale(s) => typed(Rows::Stale, stale::run(s, c, progress)),
         Experiment::Swrr(s) => typed(Rows::Swrr, swrr::run(s)),
         Experiment::Run(r) => typed(Rows::Run, run::run(r, c, progress)),
+        Experiment::Hash(h) => typed(Rows::Hash, hash::run(h, c, progress)),
         Experiment::Print(text) => {
             let mut report = Report::new("print", &(), &[] as &[()]);
             report.text = Some(text.clone());
@@ -107,6 +111,7 @@ pub fn replications(cfg: &Config) -> u64 {
     let seeds = cfg.common.seeds;
     let (scenarios, run) = match &cfg.experiment {
         Experiment::Bins(b) => (bins::cases(b).len(), None),
+        Experiment::Hash(h) => (hash::cases(h).len(), None),
         Experiment::Fixed(f) => (fixed::plan(f).len(), Some(&f.run)),
         Experiment::Homo(h) => (homo::plan(h).len(), Some(&h.run)),
         Experiment::Hetero(h) => (hetero::plan(h).len(), Some(&h.run)),
