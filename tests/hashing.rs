@@ -2,6 +2,8 @@
 
 use lbsim::experiment::hash::{Case, Placement, measure, placement_seed};
 use lbsim::hashing::{DEFAULT_TABLE_SIZE, Maglev, key_hash};
+use lbsim::rng::StreamKey;
+use rand::RngExt;
 
 use crate::util::lbsim_ok;
 
@@ -120,6 +122,36 @@ fn ring_imbalance_shrinks_as_vnodes_grow() {
     assert_eq!(max.len(), 4, "{out}");
     assert!(max.windows(2).all(|w| w[0] > w[1]), "max_over_mean by vnodes 1,10,100,1000: {max:?}");
     assert!(max[0] > 3.0 && max[3] < 1.2, "{max:?}");
+}
+
+/// The ring's max over mean under the ideal model: n k points and m keys independent and
+/// uniform on the circle (drawn from lbsim's PCG streams, not from xxHash64).
+fn ideal_ring_max_over_mean(n: usize, k: usize, m: usize, draw: u64) -> f64 {
+    let mut rng = StreamKey::new(99, "ideal-ring").u64(draw).rng();
+    let mut points: Vec<(f64, usize)> = (0..n * k).map(|i| (rng.random::<f64>(), i % n)).collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut counts = vec![0u64; n];
+    for _ in 0..m {
+        let h: f64 = rng.random();
+        let i = points.partition_point(|p| p.0 < h);
+        counts[points[if i == points.len() { 0 } else { i }].1] += 1;
+    }
+    *counts.iter().max().unwrap() as f64 * n as f64 / m as f64
+}
+
+#[test]
+fn the_rings_imbalance_is_that_of_uniformly_random_points() {
+    // xxHash64 places the points and the keys as independent uniform draws would: the mean of
+    // max_over_mean over 40 placements agrees with its mean over 200 draws of the ideal model
+    // within 3 standard errors of the difference (each from its sample's spread).
+    let (n, k, m) = (100usize, 30usize, 50_000u64);
+    let keys = sorted_keys(m);
+    let measured: Vec<f64> =
+        (0..40).map(|s| measure(Case::Ring(k), n, &keys, 1, s).max_over_mean).collect();
+    let model: Vec<f64> = (0..200).map(|d| ideal_ring_max_over_mean(n, k, m as usize, d)).collect();
+    let ((a, va), (b, vb)) = (mean_var(&measured), mean_var(&model));
+    let se = (va / measured.len() as f64 + vb / model.len() as f64).sqrt();
+    assert!((a - b).abs() < 3.0 * se, "measured {a} vs ideal {b} (se {se})");
 }
 
 #[test]
