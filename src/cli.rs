@@ -76,6 +76,16 @@ Examples:
 
 swrr is exact arithmetic: --seeds, --seed and --threads are refused.";
 
+const HASH_EXAMPLES: &str = "\
+Examples:
+  lbsim hash                                 ring, maglev and modulo on 100 servers, 10^6 keys
+  lbsim hash --methods ring --vnodes 100,1000 --balance 1.25
+                                             a bounded-load ring beside the plain one
+  lbsim hash --servers 10 --keys 1e5 --seeds 20 --format csv
+
+Keys are the integers 0..--keys, hashed by xxHash64 (as Envoy hashes request keys). Seeds vary
+where servers sit on the ring and in the Maglev table; modulo does not depend on them.";
+
 /// Options accepted by every command (before or after the command name).
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
@@ -136,6 +146,10 @@ pub enum Command {
     /// A scenario file: your farm, arrivals, service and policies, swept over any keys
     #[command(after_help = RUN_EXAMPLES)]
     Run(ScenarioArgs),
+    /// Consistent hashing: balance (max keys on a server over the mean) and keys moved when a
+    /// server is added, for the hash ring, Maglev and modulo
+    #[command(after_help = HASH_EXAMPLES)]
+    Hash(HashArgs),
     /// Subsetting (SRE book, ch. 20): how evenly random and deterministic subsets spread
     /// connections over the backends
     #[command(after_help = SUBSET_EXAMPLES)]
@@ -430,6 +444,39 @@ pub struct SwrrArgs {
     /// 100,1,1; 1,2; and 20x1 + 80x2 (100 servers)]
     #[arg(long, allow_hyphen_values = true, value_name = "SETS")]
     pub weights: Option<String>,
+}
+
+/// `lbsim hash`
+#[derive(Debug, Args)]
+pub struct HashArgs {
+    /// Servers n, 1 to 10^6 (up to 65536 with maglev); the moved fraction adds server n to them
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "100")]
+    pub servers: String,
+    /// Keys placed: the integers 0..N, each hashed by xxHash64 of its 8 little-endian bytes; 1 to
+    /// 10^8 (accepts 1e6 or 1_000_000)
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "1e6")]
+    pub keys: String,
+    /// Virtual nodes (points) per server on the ring, comma-separated, each 1 or more, with
+    /// (servers + 1) x vnodes at most 10^7; ring rows only
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "1,10,100,1000")]
+    pub vnodes: String,
+    /// Placements, comma-separated: `ring` (Karger's ring with --vnodes points per server, as
+    /// Envoy's ring_hash), `maglev` (Maglev's table of 65537 entries, as Envoy's maglev) and
+    /// `modulo` (hash mod n)
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "LIST",
+        default_value = "ring,maglev,modulo"
+    )]
+    pub methods: String,
+    /// Also place the keys on each ring with bounded loads (HAProxy's hash-balance-factor, as a
+    /// factor: 1.25 for 125): keys are placed one after another, each counting as one request in
+    /// flight, and a key whose server already holds its share of ceil((placed + 1) x F) goes to
+    /// the next server clockwise that does not; adds `ring-bounded` rows. This is how a bounded
+    /// ring spreads a static key set [default: off]
+    #[arg(long, allow_hyphen_values = true, value_name = "F")]
+    pub balance: Option<String>,
 }
 
 #[cfg(test)]

@@ -82,6 +82,10 @@ pub mod limits {
     pub const BYTES_PER_SERVER: u64 = 100;
     /// Bytes `bins` holds per bin in one replication.
     pub const BYTES_PER_BIN: u64 = 2;
+    /// Keys placed by `hash` (8 bytes each, held once, plus 4 per replication in flight).
+    pub const HASH_KEYS: u64 = 100_000_000;
+    /// Points on one ring of `hash` (servers + 1 times vnodes; 16 bytes each).
+    pub const RING_POINTS: u64 = 10_000_000;
 }
 
 /// Parses a count: digits with optional `_` separators (each between two digits, as in
@@ -479,6 +483,33 @@ pub struct SwrrConfig {
     pub sets: Vec<Vec<u64>>,
 }
 
+/// A placement compared by `hash`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HashMethod {
+    /// The hash ring with virtual nodes.
+    Ring,
+    /// Maglev's lookup table.
+    Maglev,
+    /// `hash % n`.
+    Modulo,
+}
+
+/// `lbsim hash`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HashConfig {
+    /// Servers before one is added.
+    pub servers: usize,
+    /// Keys placed (the integers `0..keys`).
+    pub keys: u64,
+    /// Points per server on the ring.
+    pub vnodes: Vec<usize>,
+    /// Placements compared.
+    pub methods: Vec<HashMethod>,
+    /// Bounded-load factor of the `ring-bounded` rows (`None`: no such rows).
+    pub balance: Option<f64>,
+}
+
 fn policy_name<S: serde::Serializer>(p: &Option<PolicyKind>, s: S) -> Result<S::Ok, S::Error> {
     match p {
         Some(k) => s.serialize_str(&k.name()),
@@ -505,6 +536,8 @@ pub enum Experiment {
     Stale(StaleConfig),
     /// `swrr`
     Swrr(SwrrConfig),
+    /// `hash`
+    Hash(HashConfig),
     /// `run FILE.toml`
     Run(crate::experiment::run::RunScenario),
     /// `subset`
@@ -1332,9 +1365,84 @@ impl Config {
                 };
                 Experiment::Swrr(SwrrConfig { trace, sets })
             }
+            Command::Hash(a) => Experiment::Hash(hash_config(a, seeds, threads)?),
         };
         Ok(Config { common, experiment, warnings })
     }
+}
+
+/// Validates `lbsim hash`.
+fn hash_config(
+    a: &cli::HashArgs,
+    seeds: u64,
+    threads: Option<usize>,
+) -> Result<HashConfig, UsageError> {
+    use crate::hashing::DEFAULT_TABLE_SIZE;
+    let servers = parse_count("--servers", &a.servers, 1, limits::SERVERS)? as usize;
+    let keys = parse_count("--keys", &a.keys, 1, limits::HASH_KEYS)?;
+    let vnodes = parse_list("--vnodes", &a.vnodes, |s| {
+        Ok(parse_count("--vnodes", s, 1, limits::RING_POINTS)? as usize)
+    })?;
+    let methods = parse_list("--methods", &a.methods, |s| match s {
+        "ring" => Ok(HashMethod::Ring),
+        "maglev" => Ok(HashMethod::Maglev),
+        "modulo" => Ok(HashMethod::Modulo),
+        _ => Err(bad("--methods", s, "expected ring, maglev or modulo")),
+    })?;
+    let ring = methods.contains(&HashMethod::Ring);
+    let balance = match &a.balance {
+        Some(s) => {
+            let f = parse_f64(
+                "--balance",
+                s,
+                |f| f > 1.0 && f <= 100.0 && ((f * 100.0).round() - f * 100.0).abs() < 1e-9,
+                "expected a factor above 1 and at most 100 in whole percent (1.25 is HAProxy's \
+                 hash-balance-factor 125)",
+            )?;
+            if !ring {
+                return Err(conflict(
+                    "--balance",
+                    "adds ring-bounded rows, which need ring in --methods",
+                ));
+            }
+            Some(f)
+        }
+        None => None,
+    };
+    if methods.contains(&HashMethod::Maglev) && servers >= DEFAULT_TABLE_SIZE {
+        return Err(conflict(
+            "--servers",
+            format!(
+                "{servers} with maglev: its table of {DEFAULT_TABLE_SIZE} entries takes at most \
+                 {} servers (n + 1 are built)",
+                DEFAULT_TABLE_SIZE - 1
+            ),
+        ));
+    }
+    let most = vnodes.iter().copied().max().unwrap_or(1);
+    let points = (servers as u64 + 1).saturating_mul(most as u64);
+    if ring && points > limits::RING_POINTS {
+        return Err(too_large(
+            format!("--vnodes {most}"),
+            format!(
+                "on {} servers is {points} points per ring; at most {} are accepted",
+                servers + 1,
+                limits::RING_POINTS
+            ),
+        ));
+    }
+    let rows = methods
+        .iter()
+        .map(|m| match m {
+            HashMethod::Ring => vnodes.len() * if balance.is_some() { 2 } else { 1 },
+            _ => 1,
+        })
+        .sum::<usize>();
+    check_replications(seeds, rows)?;
+    // Per replication in flight: two rings (or tables) and one server per key.
+    let rings = if ring { 2 * points * 16 } else { 2 * DEFAULT_TABLE_SIZE as u64 * 4 };
+    check_memory(threads, seeds * rows as u64, rings + keys * 4, &format!("--keys {keys}"))?;
+    Ok(HashConfig { servers, keys, vnodes, methods, balance })
 }
 
 /// The weight sets `lbsim swrr` compares by default.

@@ -8,6 +8,7 @@
 //! - [`policy`]: the load-balancing policies behind one small trait;
 //! - [`workload`]: arrival processes and service-demand distributions (all with mean 1);
 //! - [`experiment`]: one module per command, running replications in parallel;
+//! - [`hashing`]: consistent hashing (ring with bounded loads, Maglev) for `lbsim hash`;
 //! - [`scenario`]: scenario files (TOML) for `lbsim run`, with overrides and sweeps;
 //! - [`stats`]: mergeable per-replication statistics and their summaries;
 //! - [`subset`]: subsetting, the backends each client connects to (SRE book, ch. 20);
@@ -25,6 +26,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod experiment;
+pub mod hashing;
 pub mod info;
 pub mod model;
 pub mod output;

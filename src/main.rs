@@ -200,5 +200,6 @@ fn command_name(c: &Command) -> &'static str {
         Command::Swrr(_) => "swrr",
         Command::Run(_) => "run",
         Command::Subset(_) => "subset",
+        Command::Hash(_) => "hash",
     }
 }

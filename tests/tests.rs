@@ -5,6 +5,7 @@ mod determinism;
 mod engine;
 mod experiments;
 mod fleet;
+mod hashing;
 mod honest;
 mod regression;
 mod scenario;

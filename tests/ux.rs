@@ -737,6 +737,7 @@ fn commands() -> Vec<(&'static str, Vec<&'static str>)> {
         ("stale", with_run(&["--servers", "--load", "--periods", "--policies", "--baseline"])),
         ("swrr", vec!["--trace", "--weights"]),
         ("subset", vec!["--clients", "--backends", "--subsets", "--methods"]),
+        ("hash", vec!["--servers", "--keys", "--vnodes", "--methods", "--balance"]),
     ]
 }
 
@@ -826,6 +827,7 @@ fn argv() -> impl Strategy<Value = Vec<String>> {
                 let short_run: &[(&str, &str)] = match name {
                     "bins" => &[("--n", "100")],
                     "swrr" | "subset" => &[],
+                    "hash" => &[("--keys", "1000")],
                     _ => &[("--requests", "300"), ("--warmup", "30"), ("--seeds", "2")],
                 };
                 for &(opt, value) in short_run {
@@ -872,6 +874,9 @@ fn plausible(opt: &str) -> &'static str {
         "--clients" | "--backends" => "12",
         "--subsets" => "3,4",
         "--methods" => "deterministic",
+        "--keys" => "1000",
+        "--vnodes" => "1,10",
+        "--balance" => "1.25",
         _ => "1",
     }
 }
@@ -915,6 +920,12 @@ fn cost(cfg: &Config) -> f64 {
             .iter()
             .map(|p| arrivals(&p.run) * p.policies.len() as f64 * 2.0 + farm(p.spec.rates().len()))
             .sum(),
+        Experiment::Hash(h) => {
+            // Per row: two placements of every key, two rings (or Maglev tables) built.
+            let most = h.vnodes.iter().copied().max().unwrap_or(1) as f64;
+            let build = ((h.servers as f64 + 1.0) * most).max(65537.0) * 2.0;
+            lbsim::experiment::hash::cases(h).len() as f64 * (h.keys as f64 * 2.0 + build)
+        }
         Experiment::Print(_) => 0.0,
         Experiment::Subset(s) => {
             (s.clients * s.backends * s.subsets.len() * s.methods.len()) as f64

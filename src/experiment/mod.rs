@@ -9,6 +9,7 @@
 
 pub mod bins;
 pub mod fixed;
+pub mod hash;
 pub mod hetero;
 pub mod homo;
 pub mod run;
@@ -60,6 +61,8 @@ pub enum Rows {
     Run(Vec<run::RunRow>),
     /// `subset`: one row per subset size and method.
     Subset(Vec<subset::SubsetRow>),
+    /// `hash`: one row per placement (and ring size).
+    Hash(Vec<hash::HashRow>),
     /// A scenario file printed (`--print`, `--print-scenario`): no rows.
     Print,
 }
@@ -91,6 +94,7 @@ pub fn execute(cfg: &Config, progress: Progress) -> Results {
         Experiment::Swrr(s) => typed(Rows::Swrr, swrr::run(s)),
         Experiment::Run(r) => typed(Rows::Run, run::run(r, c, progress)),
         Experiment::Subset(s) => typed(Rows::Subset, subset::run(s, c, progress)),
+        Experiment::Hash(h) => typed(Rows::Hash, hash::run(h, c, progress)),
         Experiment::Print(text) => {
             let mut report = Report::new("print", &(), &[] as &[()]);
             report.text = Some(text.clone());
@@ -117,6 +121,7 @@ pub fn replications(cfg: &Config) -> u64 {
     let (scenarios, run) = match &cfg.experiment {
         Experiment::Bins(b) => (bins::cases(b).len(), None),
         Experiment::Subset(s) => (subset::cases(s).len(), None),
+        Experiment::Hash(h) => (hash::cases(h).len(), None),
         Experiment::Fixed(f) => (fixed::plan(f).len(), Some(&f.run)),
         Experiment::Homo(h) => (homo::plan(h).len(), Some(&h.run)),
         Experiment::Hetero(h) => (hetero::plan(h).len(), Some(&h.run)),

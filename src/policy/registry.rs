@@ -230,6 +230,10 @@ policy_table! {
     Aperture => Entry::new("aperture", "Aperture", "Finagle deterministic aperture: p2c in the client's ring slice").params(&["min_aperture"]),
     /// `jiq`
     Jiq => Entry::new("jiq", "Jiq", "join-idle-queue: a server that reported idle, else a random one").params(&["dispatchers"]),
+    /// `ring-hash`
+    RingHash => Entry::new("ring-hash", "RingHash", "the request key's server on a hash ring; bounded loads (HAProxy)").params(&["vnodes", "balance"]),
+    /// `maglev`
+    Maglev => Entry::new("maglev", "MaglevHash", "the request key's server in a Maglev lookup table").params(&["table"]),
 }
 
 /// The largest N of `pNc` (a pick samples N distinct servers, in O(N^2)).
@@ -252,8 +256,12 @@ pub struct PolicyParams<'a> {
     /// stream for the whole run, drawn once per arrival by whichever dispatcher takes it, so every
     /// policy sees the same keys.
     pub keys: Option<SharedKeys>,
-    /// A stream of the policy's own for draws outside a pick (`jiq`'s idle reports).
+    /// A stream of the policy's own for draws outside a pick (`jiq`'s idle reports); each
+    /// client of a fleet has its own.
     pub stream: StreamKey,
+    /// A stream the same for every client of the replication, for what all clients agree on
+    /// (where the hash ring puts the servers, as proxies fed the same host list do).
+    pub shared: StreamKey,
 }
 
 impl<'a> PolicyParams<'a> {
@@ -266,6 +274,7 @@ impl<'a> PolicyParams<'a> {
             clients: 1,
             keys: None,
             stream: StreamKey::new(0, "policy-own"),
+            shared: StreamKey::new(0, "policy-shared"),
         }
     }
 }
@@ -289,6 +298,8 @@ macro_rules! with_policy {
         })
     };
     ($kind:expr, |$make:ident| $body:expr) => {{
+        #[allow(unused_imports)]
+        use rand::Rng as _;
         use $crate::policy::*;
         match $kind {
             PolicyKind::Random => {
@@ -352,6 +363,20 @@ macro_rules! with_policy {
                         p.clients,
                         p.tuning.min_aperture as usize,
                     )
+                };
+                $body
+            }
+            PolicyKind::RingHash => {
+                let $make = |p: &PolicyParams| {
+                    let (t, seed) = (p.tuning, p.shared.str("ring").rng().next_u64());
+                    RingHash::new(p.rates, t.vnodes as usize, t.balance, seed, p.keys.clone())
+                };
+                $body
+            }
+            PolicyKind::Maglev => {
+                let $make = |p: &PolicyParams| {
+                    let (t, seed) = (p.tuning, p.shared.str("maglev").rng().next_u64());
+                    MaglevHash::new(p.rates.len(), t.table as usize, seed, p.keys.clone())
                 };
                 $body
             }
@@ -713,7 +738,8 @@ mod tests {
             POLICIES.iter().filter(|e| e.allows(Info::Live)).map(|e| e.name).collect();
         let board: Vec<&str> =
             POLICIES.iter().filter(|e| e.allows(Info::Board)).map(|e| e.name).collect();
-        let fleet = ["least-request", "least-conn", "random-two", "aperture", "jiq"];
+        let fleet =
+            ["least-request", "least-conn", "random-two", "aperture", "jiq", "ring-hash", "maglev"];
         let common = ["random", "rr", "swrr", "pNc", "p2c-repl", "jsq"];
         assert_eq!(live, [&common[..], &["p2c-pewma"], &fleet].concat());
         assert_eq!(board, [&common[..], &["jsq-local"], &fleet].concat());
@@ -754,6 +780,8 @@ mod tests {
             ("random-two", 2),
             ("aperture", 1),
             ("jiq", 1),
+            ("ring-hash", 1),
+            ("maglev", 1),
         ];
         let expected: Vec<(String, usize)> =
             expected.iter().map(|&(n, m)| (n.to_string(), m)).collect();
@@ -780,7 +808,7 @@ mod tests {
         assert_eq!(
             all,
             "random, rr, swrr, pNc (p2c, p3c, ... N from 2 to 100), p2c-repl, jsq, jsq-local, \
-             p2c-pewma, least-request, least-conn, random-two, aperture, jiq"
+             p2c-pewma, least-request, least-conn, random-two, aperture, jiq, ring-hash, maglev"
         );
         assert!(!all.contains('\n'));
         assert_eq!(
