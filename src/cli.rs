@@ -159,6 +159,12 @@ pub struct ScenarioArgs {
     /// file's `policies`]
     #[arg(long, allow_hyphen_values = true, value_name = "LIST")]
     pub policies: Option<String>,
+    /// A rate limiter in front of the balancer instead of the file's `[admission]`:
+    /// NAME:key=value,... with NAME token-bucket, leaky-bucket, gcra, fixed-window, sliding-log,
+    /// sliding-window or adaptive (e.g. token-bucket:rate=80,burst=20); allows load >= 1
+    /// [default: the file's, or none]
+    #[arg(long, allow_hyphen_values = true, value_name = "SPEC")]
+    pub admission: Option<String>,
     /// Print the scenario as lbsim reads it (canonical TOML, defaults filled in, overrides
     /// applied) instead of running it [default: run it]
     #[arg(long)]

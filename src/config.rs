@@ -732,6 +732,13 @@ fn run_scenario(
         let value = toml::Value::Array(parts.into_iter().map(toml::Value::String).collect());
         source.table.insert("policies".into(), value);
     }
+    if let Some(text) = &a.admission {
+        let spec = crate::admission::AdmissionSpec::parse(text)
+            .and_then(|spec| spec.resolve().map(|_| spec))
+            .map_err(|e| bad("--admission", text, e))?;
+        let value = toml::Value::try_from(&spec).expect("an admission spec serialises");
+        source.table.insert("admission".into(), value);
+    }
     let points = source.points()?;
     let keyed = |e: String| UsageError::from(ScenarioError::keyed(&source.file, None, &e));
     let first = points[0].1.clone();
@@ -788,13 +795,14 @@ fn run_scenario(
         }
         let load = arrivals.load(spec.capacity());
         let heavy_tail = service.infinite_variance();
-        if !(limits::MIN_LOAD..1.0).contains(&load) {
+        if !(limits::MIN_LOAD..spec.max_load()).contains(&load) {
             return Err(ScenarioError::Key {
                 file: source.file.clone(),
                 line: None,
                 key: "arrivals".into(),
                 message: format!(
-                    "the trace's rate is {load:.3} of the farm's capacity; expected 0 < load < 1"
+                    "the trace's rate is {load:.3} of the farm's capacity; {}",
+                    crate::scenario::load_expected(spec.max_load(), load)
                 ),
             }
             .into());
