@@ -507,6 +507,8 @@ pub enum Experiment {
     Swrr(SwrrConfig),
     /// `run FILE.toml`
     Run(crate::experiment::run::RunScenario),
+    /// `limit`
+    Limit(crate::experiment::limit::LimitConfig),
     /// A scenario file to print (`run --print`, `--print-scenario`): the output is this text.
     Print(String),
 }
@@ -1051,6 +1053,45 @@ impl Config {
 
         let experiment = match &cli.command {
             Command::Run(a) => run_scenario(a, &mut common, g.seeds.is_some(), g.seed.is_some())?,
+            Command::Limit(a) => {
+                if a.limiter.is_none() {
+                    let given = [
+                        ("--pattern", a.pattern.is_some()),
+                        ("--duration", a.duration.is_some()),
+                        ("--capacity", a.capacity.is_some()),
+                    ];
+                    if let Some((option, _)) = given.iter().find(|(_, g)| *g) {
+                        return Err(conflict(
+                            option,
+                            "needs --limiter (without one, limit runs the chapter's claims)",
+                        ));
+                    }
+                }
+                let positive = |option: &str, s: &Option<String>, default: &str| {
+                    let s = s.as_deref().unwrap_or(default);
+                    parse_f64(option, s, |x| x > 0.0 && x <= 1e9, "a number > 0, at most 1e9")
+                };
+                let duration = positive("--duration", &a.duration, "100")?;
+                let capacity = positive("--capacity", &a.capacity, "100")?;
+                let pattern = a.pattern.as_deref().unwrap_or("poisson:rate=200");
+                let cfg = crate::experiment::limit::LimitConfig::new(
+                    a.limiter.as_deref(),
+                    pattern,
+                    duration,
+                    capacity,
+                )
+                .map_err(UsageError::Other)?;
+                let mut rng = crate::rng::StreamKey::new(0, "limit-size").rng();
+                let per_rep = cfg.arrivals.times(duration.min(1.0), &mut rng).len() as f64
+                    * duration.max(1.0);
+                if per_rep * common.seeds as f64 > 1e9 {
+                    return Err(too_large(
+                        "--duration",
+                        "the pattern over --duration and --seeds makes more than 1e9 arrivals",
+                    ));
+                }
+                Experiment::Limit(cfg)
+            }
             Command::Bins(a) => {
                 let n = parse_list("--n", &a.n, |s| parse_count("--n", s, 1, limits::BINS))?;
                 let d = parse_list("--d", &a.d, |s| Ok(parse_count("--d", s, 1, 64)? as u32))?;

@@ -199,5 +199,6 @@ fn command_name(c: &Command) -> &'static str {
         Command::Stale(_) => "stale",
         Command::Swrr(_) => "swrr",
         Command::Run(_) => "run",
+        Command::Limit(_) => "limit",
     }
 }

@@ -912,6 +912,9 @@ fn cost(cfg: &Config) -> f64 {
             .map(|p| arrivals(&p.run) * p.policies.len() as f64 * 2.0 + farm(p.spec.rates().len()))
             .sum(),
         Experiment::Print(_) => 0.0,
+        // One limiter: about the pattern's arrivals; the claims: some 10^7 requests.
+        Experiment::Limit(l) if l.admission.is_some() => l.duration * 1e3,
+        Experiment::Limit(_) => 1e7,
     };
     work * seeds + threads * 1e4
 }

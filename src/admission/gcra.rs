@@ -17,29 +17,35 @@
 //! and capacity `burst + 1` that starts full (`tokens = burst + 1 - max(0, tat - now) / T`), and
 //! as NGINX's `limit_req` with `nodelay` and the same `burst`.
 
-/// One key's GCRA state.
+/// One key's GCRA state, kept in units of the emission interval (time times the rate), so that
+/// each request adds exactly 1 to the schedule, as redis-cell's integer nanoseconds add exactly
+/// `T`: `burst + 1` simultaneous requests then pass exactly, whatever the rate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Gcra {
-    interval: f64,
+    rate: f64,
+    /// `dvt / T = burst + 1`.
     tolerance: f64,
+    /// The theoretical arrival time, in intervals.
     tat: Option<f64>,
 }
 
 impl Gcra {
     /// `CL.THROTTLE key burst count period` with `rate = count / period`.
     pub fn new(rate: f64, burst: f64) -> Gcra {
-        let interval = 1.0 / rate;
-        Gcra { interval, tolerance: interval * (burst + 1.0), tat: None }
+        Gcra { rate, tolerance: burst + 1.0, tat: None }
     }
 
     /// A request at `t` (non-decreasing): true when allowed.
     pub fn offer(&mut self, t: f64) -> bool {
-        let tat = self.tat.unwrap_or(t);
-        let new_tat = tat.max(t) + self.interval;
-        if t < new_tat - self.tolerance {
+        let now = t * self.rate;
+        let tat = self.tat.unwrap_or(now);
+        // Blocked when `now < new_tat - dvt` with `new_tat = max(tat, now) + 1`, i.e. when
+        // `max(tat - now, 0) > dvt - 1`: the same inequality, arranged so that a request after
+        // `tat` is never blocked by the rounding of `(now + 1) - 1`.
+        if (tat - now).max(0.0) > self.tolerance - 1.0 {
             return false;
         }
-        self.tat = Some(new_tat);
+        self.tat = Some(tat.max(now) + 1.0);
         true
     }
 }
@@ -60,6 +66,14 @@ mod tests {
         assert!(g.offer(4.0));
         assert!(g.offer(8.0));
         assert!(g.offer(9.5));
+    }
+
+    #[test]
+    fn burst_plus_one_pass_at_once_at_any_rate() {
+        for rate in [0.1, 3.0, 100.0, 1e6] {
+            let mut g = Gcra::new(rate, 20.0);
+            assert_eq!((0..100).filter(|_| g.offer(7.0)).count(), 21, "rate {rate}");
+        }
     }
 
     #[test]

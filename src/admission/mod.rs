@@ -531,10 +531,10 @@ impl Gate {
 
     /// The backend's answer to the request last offered (adaptive): accepted or rejected at `t`.
     pub fn backend(&mut self, t: f64, accepted: bool, measured: bool) {
-        if let Limiter::Adaptive(a) = &mut self.instances[self.last] {
-            if accepted {
-                a.accepted(t);
-            }
+        if let Limiter::Adaptive(a) = &mut self.instances[self.last]
+            && accepted
+        {
+            a.accepted(t);
         }
         if measured && !accepted {
             self.stats.rejected += 1;

@@ -11,6 +11,7 @@ pub mod bins;
 pub mod fixed;
 pub mod hetero;
 pub mod homo;
+pub mod limit;
 pub mod run;
 pub mod stale;
 pub mod swrr;
@@ -52,6 +53,8 @@ pub enum Rows {
     Swrr(swrr::SwrrRows),
     /// `run`: one row per sweep point and policy.
     Run(Vec<run::RunRow>),
+    /// `limit`: one limiter's row, or the chapter's claims.
+    Limit(limit::LimitRows),
     /// A scenario file printed (`--print`, `--print-scenario`): no rows.
     Print,
 }
@@ -82,6 +85,7 @@ pub fn execute(cfg: &Config, progress: Progress) -> Results {
         Experiment::Stale(s) => typed(Rows::Stale, stale::run(s, c, progress)),
         Experiment::Swrr(s) => typed(Rows::Swrr, swrr::run(s)),
         Experiment::Run(r) => typed(Rows::Run, run::run(r, c, progress)),
+        Experiment::Limit(l) => typed(Rows::Limit, limit::run(l, c, progress)),
         Experiment::Print(text) => {
             let mut report = Report::new("print", &(), &[] as &[()]);
             report.text = Some(text.clone());
@@ -112,6 +116,7 @@ pub fn replications(cfg: &Config) -> u64 {
         Experiment::Hetero(h) => (hetero::plan(h).len(), Some(&h.run)),
         Experiment::Stale(s) => (stale::plan(s).len(), Some(&s.run)),
         Experiment::Swrr(_) | Experiment::Print(_) => return 0,
+        Experiment::Limit(l) => return limit::replications(l, seeds),
         Experiment::Run(r) => {
             let passes = |p: &run::Point| if p.run.warmup_auto { 2 } else { 1 };
             return r.points.iter().map(|p| p.policies.len() as u64 * passes(p)).sum::<u64>()
