@@ -22,7 +22,7 @@ use crate::output::{Csv, Exporter, Report, Table, plot, table::format_number};
 use crate::theory;
 
 /// The reproduced experiments: output file stem and the command line that produces it.
-pub const COMMANDS: [(&str, &str); 8] = [
+pub const COMMANDS: [(&str, &str); 9] = [
     ("bins", "lbsim bins"),
     ("fixed", "lbsim fixed"),
     ("homo", "lbsim homo --seeds 5 --baseline p2c"),
@@ -31,6 +31,7 @@ pub const COMMANDS: [(&str, &str); 8] = [
     ("stale", "lbsim stale --baseline random"),
     ("swrr", "lbsim swrr"),
     ("swrr_trace", "lbsim swrr --trace 5,1,1"),
+    ("limit", "lbsim limit"),
 ];
 
 /// A generated file: its name inside `results/` and its bytes.

@@ -582,6 +582,28 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         );
     }
 
+    // §39.3: the two-window counter's error under random (Poisson) traffic, twice the limit.
+    let maxima: Vec<f64> = (0..c.seeds)
+        .map(|rep| {
+            let mut rng = stream(c, "sliding-window poisson", rep);
+            let times = Pattern::Poisson { rate: 200.0 }.times(100.0, &mut rng);
+            events += times.len() as u64;
+            let s = drive(&adm("sliding-window:limit=100,window=1"), &times, 0.0, 1.0, rng).stats;
+            s.max_in_window as f64 / 100.0 - 1.0
+        })
+        .collect();
+    let worst_random = maxima.iter().copied().fold(0.0, f64::max);
+    out.push(
+        "§39.3 sliding-window:limit=100,window=1, Poisson 200/s for 100 s",
+        "two-window counter: worst error about 12.5%",
+        "most passed in any 1-s window over the limit, minus 1 (worst replication)",
+        "<= 0.125".into(),
+        worst_random,
+        worst_random <= 0.125,
+        String::new(),
+        "bound 0.125".into(),
+    );
+
     // §39.7: burst duration T = B / (R - r) with r = 100, B = 500, R = 600.
     let times = Pattern::Constant { rate: 600.0 }.times(3.0, &mut none());
     let p = drive(&adm("token-bucket:rate=100,burst=500"), &times, 0.0, 1.0, none());
@@ -611,6 +633,7 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
 
     // §39.7: drop probability under Poisson input against 1 - r / lambda, with the exact
     // M/D/1/B blocking probability beside it.
+    let mut model_rows = Vec::new();
     for burst in [1u32, 10, 100] {
         for x in [1.5, 2.0, 5.0, 10.0] {
             let text = format!("token-bucket:rate=100,burst={burst}");
@@ -630,6 +653,10 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
             let mean = drops.iter().sum::<f64>() / drops.len() as f64;
             let ci = ci95_half_width(&drops).unwrap_or(f64::NAN);
             let claimed = 1.0 - 1.0 / x;
+            let exact = theory::md1k_blocking(x, burst as usize);
+            if x == 1.5 {
+                model_rows.push((text.clone(), lambda, burst, exact, mean, ci));
+            }
             out.push(
                 &format!("§39.7 {text}, Poisson {}/s", f(lambda)),
                 "P_drop ~ 1 - r / lambda",
@@ -637,11 +664,24 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
                 f(claimed),
                 mean,
                 (claimed - mean).abs() <= ci,
-                format!("{} (M/D/1/{burst} blocking)", f(theory::md1k_blocking(x, burst as usize))),
+                format!("{} (M/D/1/{burst} blocking)", f(exact)),
                 format!("claimed inside simulated +- ci95 ({})", f(ci)),
             );
         }
         progress.done();
+    }
+
+    for (text, lambda, burst, exact, mean, ci) in model_rows {
+        out.push(
+            &format!("§39.7 {text}, Poisson {}/s", f(lambda)),
+            &format!("the token bucket is an M/D/1/K queue with K = burst = {burst}"),
+            "fraction rejected",
+            format!("{} (M/D/1/{burst} blocking)", f(exact)),
+            mean,
+            (exact - mean).abs() <= ci,
+            f(exact),
+            format!("claimed inside simulated +- ci95 ({})", f(ci)),
+        );
     }
 
     // §39.8: GCRA is a token bucket; redis-cell's capacity is burst + 1. On-off arrivals (300/s
@@ -687,19 +727,42 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         "exact count".into(),
     );
     let at_once = vec![0.0; 100];
-    let n = drive(&adm("gcra:rate=100,burst=20"), &at_once, 0.0, 1.0, none())
-        .decisions
-        .iter()
-        .filter(|d| **d)
-        .count();
+    let passed_at_once = |text: &str| {
+        drive(&adm(text), &at_once, 0.0, 1.0, none()).decisions.iter().filter(|d| **d).count()
+    };
+    let n = passed_at_once("gcra:rate=0.5,burst=10");
     out.push(
-        "§39.13 gcra:rate=100,burst=20, 100 requests at once",
-        "CL.THROTTLE's limit is burst + 1",
+        "§39.13 CL.THROTTLE user:123 10 30 60 (gcra:rate=0.5,burst=10), 100 requests at once",
+        "the total capacity is burst + 1",
         "passed at once",
-        "21".into(),
+        "11".into(),
         n as f64,
-        n == 21,
-        "21".into(),
+        n == 11,
+        "11".into(),
+        "exact count".into(),
+    );
+
+    // §39.12: NGINX's example, rate=10r/s burst=20.
+    let p = drive(&adm("leaky-bucket:rate=10,burst=20"), &at_once, 0.0, 1.0, none());
+    out.push(
+        "§39.12 limit_req rate=10r/s burst=20, 100 requests at once",
+        "burst=20: at most 20 requests wait in the bucket",
+        "requests delayed",
+        "20".into(),
+        p.stats.delayed as f64,
+        p.stats.delayed == 20,
+        "20 (and one passes at once)".into(),
+        "exact count".into(),
+    );
+    let n = passed_at_once("leaky-bucket:rate=10,burst=20,nodelay=true");
+    out.push(
+        "§39.12 limit_req rate=10r/s burst=20 nodelay, 100 requests at once",
+        "with nodelay, requests pass at once while the burst-20 bucket is not full",
+        "passed at once",
+        "20".into(),
+        n as f64,
+        n == 20,
+        "21 (excess 0, then 1 .. 20)".into(),
         "exact count".into(),
     );
 
@@ -718,6 +781,50 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         min_gap >= 0.01 * (1.0 - 1e-9),
         "0.01".into(),
         "at least 1/r (relative 1e-9)".into(),
+    );
+
+    // §39.5 and §39.10: NGINX's smooth weighted round robin on {A: 5, B: 1, C: 1}.
+    let cycle: Vec<String> = super::swrr::smooth_cycle(&[5, 1, 1])
+        .iter()
+        .map(|&i| super::swrr::server_name(i).to_uppercase())
+        .collect();
+    for (section, claimed) in [("§39.5", "A,A,B,A,C,A,A"), ("§39.10", "A,B,A,C,A,A,A")] {
+        let differ = claimed.split(',').zip(&cycle).filter(|(a, b)| a != b).count() as f64;
+        out.push(
+            &format!("{section} smooth weighted round robin, weights A 5, B 1, C 1"),
+            "the selection sequence of one cycle",
+            "positions that differ from the claimed sequence (of 7)",
+            claimed.into(),
+            differ,
+            differ == 0.0,
+            cycle.join(","),
+            "exact sequence".into(),
+        );
+    }
+    let sets: [&[u64]; 4] = [&[5, 1, 1], &[3, 2, 1], &[4, 3, 2, 1], &[100, 1, 1]];
+    let off = sets
+        .iter()
+        .map(|w| {
+            let cycle = super::swrr::smooth_cycle(w);
+            w.iter()
+                .enumerate()
+                .map(|(i, &wi)| {
+                    (cycle.iter().filter(|&&s| s == i).count() as i64 - wi as i64).abs()
+                })
+                .max()
+                .unwrap_or(0)
+        })
+        .max()
+        .unwrap_or(0);
+    out.push(
+        "§39.10 smooth weighted round robin, weights 5,1,1; 3,2,1; 4,3,2,1; 100,1,1",
+        "in a cycle of W = sum of weights picks, server i is picked exactly w_i times",
+        "largest |picks - w_i|",
+        "0".into(),
+        off as f64,
+        off == 0,
+        "0".into(),
+        "exact count".into(),
     );
 
     // §39.15: SRE client-side throttling with K = 2 against a backend of 100/s that rejects
@@ -820,10 +927,16 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         service: det,
         key: det_key,
     };
+    let high = |policy| Scenario {
+        farm: Farm::homogeneous(n, 0.95),
+        ..scenario(policy, Workload::default())
+    };
     let scenarios = [
         scenario(PolicyKind::RoundRobin, det_workload),
         scenario(PolicyKind::RoundRobin, Workload::default()),
         scenario(PolicyKind::Jsq, Workload::default()),
+        high(PolicyKind::RoundRobin),
+        high(PolicyKind::Jsq),
     ];
     let outcomes = run_scenarios(&scenarios, &run, c, progress);
     events += super::total_events(&outcomes);
@@ -848,7 +961,7 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
             format!(">= {} (M/M/N, a lower bound)", f(theory::mmn_mean(n as u32, rho))),
         ),
     ];
-    for ((what, claim, claimed, reference), o) in latency.into_iter().zip(&outcomes) {
+    for ((what, claim, claimed, reference), o) in latency.into_iter().zip(&outcomes[..3]) {
         let s = &o.summary;
         let ci = s.mean_ci95.unwrap_or(f64::NAN);
         out.push(
@@ -862,6 +975,20 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
             format!("claimed inside simulated +- ci95 ({})", f(ci)),
         );
     }
+    let ratio = outcomes[3].summary.mean / outcomes[4].summary.mean;
+    out.push(
+        &format!("§39.11 round robin vs jsq, exponential service, N = {n}, rho = 0.95"),
+        "at high load JSQ is an order of magnitude better than round robin",
+        "mean response time of rr over jsq's",
+        ">= 10".into(),
+        ratio,
+        ratio >= 10.0,
+        format!(
+            "{} (E_10/M/1 over M/M/10)",
+            f(theory::ekm1_mean(10, 0.95) / theory::mmn_mean(10, 0.95))
+        ),
+        "ratio of the pooled means >= 10".into(),
+    );
     (out.rows, events)
 }
 
