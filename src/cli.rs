@@ -146,7 +146,6 @@ const LIMIT_EXAMPLES: &str = "\
 Examples:
   lbsim limit                                 every numeric claim of the chapter, tested
   lbsim limit --limiter fixed-window:limit=100 --pattern boundary:count=99
-  lbsim limit --limiter leaky-bucket:rate=100,burst=50 --pattern poisson:rate=150
   lbsim limit --limiter adaptive:queue_limit=10 --pattern on-off:rate=500,on=5,off=5 --capacity 100";
 
 /// `lbsim limit`
