@@ -422,7 +422,9 @@ pub fn run(cfg: &LimitConfig, c: &Common, progress: Progress) -> (LimitRows, Rep
         }
         _ => {
             let (rows, events) = claims(c, progress);
-            let mut report = Report::new("limit", &super::params(c, cfg), &rows);
+            // The pattern and its options do not enter the claims: only the seeds do.
+            let params = super::params(c, &serde_json::Map::new());
+            let mut report = Report::new("limit", &params, &rows);
             report.notes.push(CLAIMS_NOTE.into());
             (LimitRows::Claims(rows), report, events)
         }
@@ -825,6 +827,110 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         off == 0,
         "0".into(),
         "exact count".into(),
+    );
+
+    // §39.5 and §39.9: consistent hashing with virtual nodes, against modulo hashing.
+    let (servers, keys, vnodes) = (10u64, 200_000usize, 150u64);
+    let mut spread = Vec::new();
+    let mut rms = Vec::new();
+    let mut ring_moved = Vec::new();
+    let mut modulo_moved = Vec::new();
+    for rep in 0..c.seeds {
+        let mut rng = stream(c, "hashing", rep);
+        let ring = |n: u64| -> Vec<(u64, u64)> {
+            let mut points: Vec<(u64, u64)> = (0..n)
+                .flat_map(|s| (0..vnodes).map(move |v| (s, v)))
+                .map(|(s, v)| {
+                    let point = rand::Rng::next_u64(
+                        &mut StreamKey::new(c.seed, "vnode").u64(rep).u64(s).u64(v).rng(),
+                    );
+                    (point, s)
+                })
+                .collect();
+            points.sort_unstable();
+            points
+        };
+        let owner = |points: &[(u64, u64)], key: u64| -> u64 {
+            let i = points.partition_point(|&(p, _)| p < key);
+            points[i % points.len()].1
+        };
+        let (before, after) = (ring(servers), ring(servers + 1));
+        let key_hashes: Vec<u64> = (0..keys).map(|_| rand::Rng::next_u64(&mut rng)).collect();
+        events += keys as u64;
+        let mut load = vec![0u64; servers as usize];
+        let (mut moved, mut moved_mod) = (0u64, 0u64);
+        for &k in &key_hashes {
+            let s = owner(&before, k);
+            load[s as usize] += 1;
+            moved += u64::from(owner(&after, k) != s);
+            moved_mod += u64::from(k % servers != k % (servers + 1));
+        }
+        let mean = keys as f64 / servers as f64;
+        spread.push(load.iter().map(|&l| (l as f64 / mean - 1.0).abs()).fold(0.0, f64::max));
+        let square = load.iter().map(|&l| (l as f64 / mean - 1.0).powi(2)).sum::<f64>();
+        rms.push((square / servers as f64).sqrt());
+        ring_moved.push(moved as f64 / keys as f64);
+        modulo_moved.push(moved_mod as f64 / keys as f64);
+    }
+    let avg = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let worst_spread = spread.iter().copied().fold(0.0, f64::max);
+    // A server's share of the ring is Beta(k, (n - 1) k) for k virtual nodes of n servers:
+    // relative sd sqrt((n - 1) / (n k + 1)).
+    let share_sd = ((servers - 1) as f64 / ((servers * vnodes) as f64 + 1.0)).sqrt();
+    out.push(
+        &format!(
+            "§39.5 consistent hashing, {servers} servers x {vnodes} virtual nodes, {keys} keys"
+        ),
+        "with 150 virtual nodes each server's load is within 5-10% of the mean",
+        "largest |load / mean - 1| (worst replication)",
+        "<= 0.10".into(),
+        worst_spread,
+        worst_spread <= 0.10,
+        format!("{} = sd of one server's share", f(share_sd)),
+        "bound 0.10".into(),
+    );
+    let typical = avg(&rms);
+    out.push(
+        &format!(
+            "§39.5 consistent hashing, {servers} servers x {vnodes} virtual nodes, {keys} keys"
+        ),
+        "with 150 virtual nodes each server's load is within 5-10% of the mean",
+        "root mean square of load / mean - 1 (mean over replications)",
+        "0.05 to 0.10".into(),
+        typical,
+        (0.05..=0.10).contains(&typical),
+        format!("{} = sd of one server's share", f(share_sd)),
+        "inside [0.05, 0.10]".into(),
+    );
+    let (ci_ring, ci_mod) = (
+        ci95_half_width(&ring_moved).unwrap_or(0.0),
+        ci95_half_width(&modulo_moved).unwrap_or(0.0),
+    );
+    let ideal = 1.0 / (servers + 1) as f64;
+    out.push(
+        &format!(
+            "§39.9 consistent hashing, {servers} -> {} servers, {vnodes} virtual nodes",
+            servers + 1
+        ),
+        "adding a node moves m / (n + 1) keys",
+        "fraction of keys that move",
+        f(ideal),
+        avg(&ring_moved),
+        (avg(&ring_moved) - ideal).abs() <= ci_ring,
+        f(ideal),
+        format!("claimed inside simulated +- ci95 ({})", f(ci_ring)),
+    );
+    let modulo = servers as f64 / (servers + 1) as f64;
+    out.push(
+        &format!("§39.9 modulo hashing, {servers} -> {} servers", servers + 1),
+        "hash(key) % N moves m n / (n + 1) keys",
+        "fraction of keys that move",
+        f(modulo),
+        avg(&modulo_moved),
+        (avg(&modulo_moved) - modulo).abs()
+            <= ci_mod.max(4.0 * (modulo * (1.0 - modulo) / keys as f64).sqrt()),
+        f(modulo),
+        "within ci95 or 4 binomial sd".into(),
     );
 
     // §39.15: SRE client-side throttling with K = 2 against a backend of 100/s that rejects
