@@ -1100,5 +1100,5 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
 
 /// Replications `limit` reports progress for.
 pub fn replications(cfg: &LimitConfig, seeds: u64) -> u64 {
-    if cfg.admission.is_some() { 0 } else { 3 + 6 + 3 * seeds }
+    if cfg.admission.is_some() { 0 } else { 3 + 6 + 5 * seeds }
 }
