@@ -154,6 +154,38 @@ pub enum Command {
     /// connections over the backends
     #[command(after_help = SUBSET_EXAMPLES)]
     Subset(SubsetArgs),
+    /// Rate limiters: one against an arrival pattern, or (no --limiter) the rate-limiting
+    /// chapter's claims checked by simulation
+    #[command(after_help = LIMIT_EXAMPLES)]
+    Limit(LimitArgs),
+}
+
+const LIMIT_EXAMPLES: &str = "\
+Examples:
+  lbsim limit                                 every numeric claim of the chapter, tested
+  lbsim limit --limiter fixed-window:limit=100 --pattern boundary:count=99
+  lbsim limit --limiter adaptive:queue_limit=10 --pattern on-off:rate=500,on=5,off=5 --capacity 100";
+
+/// `lbsim limit`
+#[derive(Debug, Args)]
+pub struct LimitArgs {
+    /// The limiter, NAME:key=value,...: token-bucket (rate, burst), leaky-bucket (rate, burst,
+    /// nodelay), gcra (rate, burst), fixed-window, sliding-log, sliding-window (limit, window),
+    /// adaptive (k, window, queue_limit); any of them with instances, split, skew
+    /// [default: none, which runs the chapter's claims]
+    #[arg(long, allow_hyphen_values = true, value_name = "SPEC")]
+    pub limiter: Option<String>,
+    /// Arrivals: poisson:rate=R, constant:rate=R, on-off:rate=R,on=A,off=B,
+    /// boundary:count=N,window=W (N just before and N just after every other window boundary),
+    /// trace:file=F (a CSV column `time`) [default: poisson:rate=200]
+    #[arg(long, allow_hyphen_values = true, value_name = "SPEC")]
+    pub pattern: Option<String>,
+    /// Simulated time per replication (a trace runs to its end) [default: 100]
+    #[arg(long, allow_hyphen_values = true, value_name = "T")]
+    pub duration: Option<String>,
+    /// Rate of the backend the adaptive throttle talks to [default: 100]
+    #[arg(long, allow_hyphen_values = true, value_name = "RATE")]
+    pub capacity: Option<String>,
 }
 
 const SUBSET_EXAMPLES: &str = "\
@@ -212,6 +244,12 @@ pub struct ScenarioArgs {
     /// file's `policies`]
     #[arg(long, allow_hyphen_values = true, value_name = "LIST")]
     pub policies: Option<String>,
+    /// A rate limiter in front of the balancer instead of the file's `[admission]`:
+    /// NAME:key=value,... with NAME token-bucket, leaky-bucket, gcra, fixed-window, sliding-log,
+    /// sliding-window or adaptive (e.g. token-bucket:rate=80,burst=20); allows load >= 1
+    /// [default: the file's, or none]
+    #[arg(long, allow_hyphen_values = true, value_name = "SPEC")]
+    pub admission: Option<String>,
     /// Print the scenario as lbsim reads it (canonical TOML, defaults filled in, overrides
     /// applied) instead of running it [default: run it]
     #[arg(long)]

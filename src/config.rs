@@ -542,6 +542,8 @@ pub enum Experiment {
     Run(crate::experiment::run::RunScenario),
     /// `subset`
     Subset(crate::experiment::subset::SubsetConfig),
+    /// `limit`
+    Limit(crate::experiment::limit::LimitConfig),
     /// A scenario file to print (`run --print`, `--print-scenario`): the output is this text.
     Print(String),
 }
@@ -763,6 +765,13 @@ fn run_scenario(
         let value = toml::Value::Array(parts.into_iter().map(toml::Value::String).collect());
         source.table.insert("policies".into(), value);
     }
+    if let Some(text) = &a.admission {
+        let spec = crate::admission::AdmissionSpec::parse(text)
+            .and_then(|spec| spec.resolve().map(|_| spec))
+            .map_err(|e| bad("--admission", text, e))?;
+        let value = toml::Value::try_from(&spec).expect("an admission spec serialises");
+        source.table.insert("admission".into(), value);
+    }
     let points = source.points()?;
     let keyed = |e: String| UsageError::from(ScenarioError::keyed(&source.file, None, &e));
     let first = points[0].1.clone();
@@ -828,13 +837,14 @@ fn run_scenario(
         }
         let load = arrivals.load(spec.capacity());
         let heavy_tail = service.infinite_variance();
-        if !(limits::MIN_LOAD..1.0).contains(&load) {
+        if !(limits::MIN_LOAD..spec.max_load()).contains(&load) {
             return Err(ScenarioError::Key {
                 file: source.file.clone(),
                 line: None,
                 key: "arrivals".into(),
                 message: format!(
-                    "the trace's rate is {load:.3} of the farm's capacity; expected 0 < load < 1"
+                    "the trace's rate is {load:.3} of the farm's capacity; {}",
+                    crate::scenario::load_expected(spec.max_load(), load)
                 ),
             }
             .into());
@@ -1089,6 +1099,45 @@ impl Config {
         let experiment = match &cli.command {
             Command::Run(a) => run_scenario(a, &mut common, g.seeds.is_some(), g.seed.is_some())?,
             Command::Subset(a) => Experiment::Subset(crate::experiment::subset::config(a, seeds)?),
+            Command::Limit(a) => {
+                if a.limiter.is_none() {
+                    let given = [
+                        ("--pattern", a.pattern.is_some()),
+                        ("--duration", a.duration.is_some()),
+                        ("--capacity", a.capacity.is_some()),
+                    ];
+                    if let Some((option, _)) = given.iter().find(|(_, g)| *g) {
+                        return Err(conflict(
+                            option,
+                            "needs --limiter (without one, limit runs the chapter's claims)",
+                        ));
+                    }
+                }
+                let positive = |option: &str, s: &Option<String>, default: &str| {
+                    let s = s.as_deref().unwrap_or(default);
+                    parse_f64(option, s, |x| x > 0.0 && x <= 1e9, "a number > 0, at most 1e9")
+                };
+                let duration = positive("--duration", &a.duration, "100")?;
+                let capacity = positive("--capacity", &a.capacity, "100")?;
+                let pattern = a.pattern.as_deref().unwrap_or("poisson:rate=200");
+                let cfg = crate::experiment::limit::LimitConfig::new(
+                    a.limiter.as_deref(),
+                    pattern,
+                    duration,
+                    capacity,
+                )
+                .map_err(UsageError::Other)?;
+                let mut rng = crate::rng::StreamKey::new(0, "limit-size").rng();
+                let per_rep = cfg.arrivals.times(duration.min(1.0), &mut rng).len() as f64
+                    * duration.max(1.0);
+                if per_rep * common.seeds as f64 > 1e9 {
+                    return Err(too_large(
+                        "--duration",
+                        "the pattern over --duration and --seeds makes more than 1e9 arrivals",
+                    ));
+                }
+                Experiment::Limit(cfg)
+            }
             Command::Bins(a) => {
                 let n = parse_list("--n", &a.n, |s| parse_count("--n", s, 1, limits::BINS))?;
                 let d = parse_list("--d", &a.d, |s| Ok(parse_count("--d", s, 1, 64)? as u32))?;

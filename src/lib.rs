@@ -21,6 +21,7 @@
 
 #![warn(missing_docs)]
 
+pub mod admission;
 pub mod cli;
 pub mod config;
 pub mod engine;

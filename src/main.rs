@@ -201,5 +201,6 @@ fn command_name(c: &Command) -> &'static str {
         Command::Run(_) => "run",
         Command::Subset(_) => "subset",
         Command::Hash(_) => "hash",
+        Command::Limit(_) => "limit",
     }
 }

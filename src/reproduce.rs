@@ -24,7 +24,7 @@ use crate::output::{Csv, Exporter, Report, Table, plot, table::format_number};
 use crate::theory;
 
 /// The reproduced experiments: output file stem and the command line that produces it.
-pub const COMMANDS: [(&str, &str); 14] = [
+pub const COMMANDS: [(&str, &str); 15] = [
     ("bins", "lbsim bins"),
     ("fixed", "lbsim fixed"),
     ("homo", "lbsim homo --seeds 5 --baseline p2c"),
@@ -39,6 +39,7 @@ pub const COMMANDS: [(&str, &str); 14] = [
     ("fleet", "lbsim run examples/scenarios/fleet.toml"),
     ("fleet_subsets", "lbsim run examples/scenarios/subsets.toml"),
     ("fleet_hashing", "lbsim run examples/scenarios/hashing.toml"),
+    ("limit", "lbsim limit"),
 ];
 
 /// A generated file: its name inside `results/` and its bytes.

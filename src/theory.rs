@@ -93,9 +93,96 @@ pub fn mg1_mean(rho: f64, scv: f64) -> f64 {
     1.0 + rho * (1.0 + scv) / (2.0 * (1.0 - rho))
 }
 
+/// Mean sojourn of M/D/1 (service time 1) at utilisation `rho`: Pollaczek-Khinchine with
+/// `scv = 0`, `1 + rho / (2 (1 - rho))`.
+pub fn md1_mean(rho: f64) -> f64 {
+    mg1_mean(rho, 0.0)
+}
+
+/// Blocking probability of M/D/1/K (room for `k >= 1` requests, the one in service included) at
+/// offered load `rho` (arrival rate times the service time), any `rho > 0`.
+///
+/// The M/G/1/K embedded chain (Gross & Harris, *Fundamentals of Queueing Theory*, §5.1.10): at
+/// departures the number left is `j = 0..k-1`, and from `i` it moves to `min(max(i - 1, 0) + A,
+/// k - 1)` with `A ~ Poisson(rho)` arrivals during one service. With `pi` its stationary law, the
+/// time-average probabilities are `p_j = pi_j / (pi_0 + rho)` for `j < k`, and PASTA makes the
+/// blocking probability `p_k = 1 - 1 / (pi_0 + rho)`.
+///
+/// A token bucket of rate `r` and capacity `k` under Poisson arrivals of rate `lambda` is this
+/// queue with `rho = lambda / r`: the bucket's deficit `k - tokens`, in units of `1 / r`, is the
+/// queue's work left, which drains at rate 1 and grows by one service per admitted request, and a
+/// request is admitted exactly when the deficit is at most `k - 1`.
+pub fn md1k_blocking(rho: f64, k: usize) -> f64 {
+    // a[n] = P(n arrivals in one service), n = 0..k (the last one collects the tail).
+    let mut a = vec![0.0; k + 1];
+    let mut term = (-rho).exp();
+    for (n, slot) in a.iter_mut().enumerate() {
+        *slot = term;
+        term *= rho / (n + 1) as f64;
+    }
+    let to = |from: usize, to: usize| -> f64 {
+        // P(next = to | now = from), next = min(max(from - 1, 0) + A, k - 1).
+        let base = from.saturating_sub(1);
+        if to < base {
+            0.0
+        } else if to < k - 1 {
+            a[to - base]
+        } else {
+            1.0 - a[..(k - 1 - base)].iter().sum::<f64>()
+        }
+    };
+    // pi (P - I) = 0 with sum(pi) = 1: the transposed system, its last equation replaced by the
+    // normalisation, solved by Gaussian elimination with partial pivoting.
+    let mut m = vec![vec![0.0; k + 1]; k];
+    for (row, line) in m.iter_mut().enumerate() {
+        for (col, cell) in line.iter_mut().take(k).enumerate() {
+            *cell = to(col, row) - if col == row { 1.0 } else { 0.0 };
+        }
+    }
+    m[k - 1] = vec![1.0; k + 1];
+    for col in 0..k {
+        let pivot = (col..k).max_by(|&x, &y| m[x][col].abs().total_cmp(&m[y][col].abs())).unwrap();
+        m.swap(col, pivot);
+        let pivot_row = m[col].clone();
+        for (row, line) in m.iter_mut().enumerate() {
+            if row != col {
+                let f = line[col] / pivot_row[col];
+                for (cell, p) in line.iter_mut().zip(&pivot_row).skip(col) {
+                    *cell -= f * p;
+                }
+            }
+        }
+    }
+    let pi0 = m[0][k] / m[0][0];
+    1.0 - 1.0 / (pi0 + rho)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn md1_is_pollaczek_khinchine_with_no_variance() {
+        // Half the M/M/1 waiting time: at rho = 0.8 the wait is 2 (M/M/1: 4), the sojourn 3.
+        assert!((md1_mean(0.8) - 3.0).abs() < 1e-12);
+        assert!((md1_mean(0.5) - 1.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn md1k_blocking_closed_cases() {
+        // k = 1 (M/D/1/1, Erlang's loss system with one server): rho / (1 + rho).
+        for rho in [0.5, 1.5, 10.0] {
+            assert!((md1k_blocking(rho, 1) - rho / (1.0 + rho)).abs() < 1e-12, "{rho}");
+        }
+        // k = 2 by hand: the embedded chain on {0, 1} has pi_0 = a0 / (a0 + 1 - a0) ... from 0
+        // it stays at 0 with a0 = e^-rho, from 1 it goes to 0 with a0 too, so pi_0 = a0.
+        for rho in [0.5, 2.0] {
+            let a0 = f64::exp(-rho);
+            assert!((md1k_blocking(rho, 2) - (1.0 - 1.0 / (a0 + rho))).abs() < 1e-12);
+        }
+        // Overload: blocking tends to 1 - 1/rho as the room grows.
+        assert!((md1k_blocking(2.0, 200) - 0.5).abs() < 1e-9);
+    }
 
     #[test]
     fn fixed_point_closed_forms() {

@@ -1,5 +1,6 @@
 //! Integration tests: one binary (see matklad, "Delete Cargo Integration Tests").
 
+mod admission;
 mod cli;
 mod determinism;
 mod engine;

@@ -930,6 +930,9 @@ fn cost(cfg: &Config) -> f64 {
         Experiment::Subset(s) => {
             (s.clients * s.backends * s.subsets.len() * s.methods.len()) as f64
         }
+        // One limiter: about the pattern's arrivals; the claims: some 10^7 requests.
+        Experiment::Limit(l) if l.admission.is_some() => l.duration * 1e3,
+        Experiment::Limit(_) => 1e7,
     };
     work * seeds + threads * 1e4
 }

@@ -45,10 +45,11 @@ use std::collections::{BinaryHeap, VecDeque};
 use super::record::Recorder;
 use super::replication::POST_CLASS;
 use super::{SimTime, Simulation};
+use crate::admission::{Decision, Gate};
 use crate::info::InfoModel;
 use crate::model::{Discipline, Farm, RunLength, SimOptions};
 use crate::policy::Policy;
-use crate::rng::SimRng;
+use crate::rng::{SimRng, StreamKey};
 use crate::stats::RepStats;
 use crate::workload::{Demands, Gaps};
 
@@ -63,6 +64,8 @@ enum Event {
     /// `farm.events[i]` takes effect.
     Rate(u32),
     Post,
+    /// The earliest request the admission stage delayed is let through.
+    Release,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -391,6 +394,14 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
     let mut rec = Recorder::new(n, len, opts.track_levels);
     let mut sim = Simulation::with_capacity(n * farm.slots as usize + farm.events.len() + 2);
     let mut arrived = 0u64;
+    // The admission stage draws from its own stream, seeded from a copy of the workload stream
+    // (which it leaves where it was): policies still see the same requests.
+    let mut gate = farm.admission.map(|adm| {
+        use rand::Rng;
+        Gate::new(&adm, StreamKey::new(workload.clone().next_u64(), "admission").rng())
+    });
+    // Requests the admission stage delayed, in the order they are let through.
+    let mut delayed: VecDeque<Job> = VecDeque::new();
 
     // Rate changes first: one at the instant of an arrival applies before it.
     for (i, e) in farm.events.iter().enumerate() {
@@ -415,13 +426,24 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                 rec.arriving(arrived, t, || (0..n).map(|s| servers.len(s)).max().unwrap_or(0));
                 let work = service.demand(&mut workload);
                 let gap = arrivals.next_gap(&mut workload);
-                let s = policy.pick(info.view(), now, &mut coins);
-                let tag = if P::TAGGED { policy.tag() } else { 0 };
-                servers.arrive(s, Job { arrival: t, work, index: arrived, tag }, t, &mut sim);
-                let qlen = servers.len(s);
-                info.on_dispatch(s);
-                rec.joined(arrived, s, qlen, t);
-                if rec.guard(qlen, opts.queue_guard, t) {
+                let job = Job { arrival: t, work, index: arrived, tag: 0 };
+                let decision = match &mut gate {
+                    None => Decision::Admit,
+                    Some(g) => g.offer(t, arrived >= len.warmup),
+                };
+                let stop = match decision {
+                    Decision::Admit => {
+                        let mut farm_side = (&mut policy, &mut info, &mut servers, &mut coins);
+                        dispatch(&mut farm_side, &mut gate, &mut rec, &mut sim, job, len, opts)
+                    }
+                    Decision::Delay(at) => {
+                        delayed.push_back(job);
+                        schedule(&mut sim, at, Event::Release);
+                        false
+                    }
+                    Decision::Reject => false,
+                };
+                if stop {
                     break;
                 }
                 arrived += 1;
@@ -449,6 +471,14 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                     servers.set_rate(s, change.rate, t, &mut sim);
                 }
             }
+            Event::Release => {
+                rec.stats.events += 1;
+                let job = delayed.pop_front().expect("a release without a delayed request");
+                let mut farm_side = (&mut policy, &mut info, &mut servers, &mut coins);
+                if dispatch(&mut farm_side, &mut gate, &mut rec, &mut sim, job, len, opts) {
+                    break;
+                }
+            }
             Event::Post => {
                 rec.stats.events += 1;
                 info.on_post((0..n).map(|s| servers.len(s)));
@@ -459,7 +489,49 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
             }
         }
     }
-    rec.finish()
+    let mut stats = rec.finish();
+    if let Some(g) = gate {
+        stats.admission = g.stats;
+    }
+    stats
+}
+
+/// Sends `job` into the farm now: the policy picks a server; under adaptive throttling a server
+/// holding `queue_limit` requests or more rejects it (and the client's throttle hears the
+/// answer). True when the queue guard stops the replication.
+#[inline]
+fn dispatch<P: Policy, I: InfoModel, V: Servers>(
+    (policy, info, servers, coins): &mut (&mut P, &mut I, &mut V, &mut SimRng),
+    gate: &mut Option<Gate>,
+    rec: &mut Recorder,
+    sim: &mut Simulation<Event>,
+    mut job: Job,
+    len: RunLength,
+    opts: SimOptions,
+) -> bool {
+    let now = sim.now();
+    let t = now.get();
+    let s = policy.pick(info.view(), now, coins);
+    job.tag = if P::TAGGED { policy.tag() } else { 0 };
+    if let Some(g) = gate {
+        let measured = job.index >= len.warmup;
+        if let Some(limit) = g.queue_limit {
+            let accepted = servers.len(s) < limit;
+            g.backend(t, accepted, measured);
+            if !accepted {
+                // The rejection is an immediate response: the sender's policy hears of it as
+                // a request that left at once (what a client sees of a fast error).
+                policy.on_departure(s, 0.0, now, job.tag);
+                return false;
+            }
+        }
+        g.admitted(t, measured);
+    }
+    servers.arrive(s, job, t, sim);
+    let qlen = servers.len(s);
+    info.on_dispatch(s);
+    rec.joined(job.index, s, qlen, t);
+    rec.guard(qlen, opts.queue_guard, t)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod fixed;
 pub mod hash;
 pub mod hetero;
 pub mod homo;
+pub mod limit;
 pub mod run;
 pub mod stale;
 pub mod subset;
@@ -63,6 +64,8 @@ pub enum Rows {
     Subset(Vec<subset::SubsetRow>),
     /// `hash`: one row per placement (and ring size).
     Hash(Vec<hash::HashRow>),
+    /// `limit`: one limiter's row, or the chapter's claims.
+    Limit(limit::LimitRows),
     /// A scenario file printed (`--print`, `--print-scenario`): no rows.
     Print,
 }
@@ -95,6 +98,7 @@ pub fn execute(cfg: &Config, progress: Progress) -> Results {
         Experiment::Run(r) => typed(Rows::Run, run::run(r, c, progress)),
         Experiment::Subset(s) => typed(Rows::Subset, subset::run(s, c, progress)),
         Experiment::Hash(h) => typed(Rows::Hash, hash::run(h, c, progress)),
+        Experiment::Limit(l) => typed(Rows::Limit, limit::run(l, c, progress)),
         Experiment::Print(text) => {
             let mut report = Report::new("print", &(), &[] as &[()]);
             report.text = Some(text.clone());
@@ -127,6 +131,7 @@ pub fn replications(cfg: &Config) -> u64 {
         Experiment::Hetero(h) => (hetero::plan(h).len(), Some(&h.run)),
         Experiment::Stale(s) => (stale::plan(s).len(), Some(&s.run)),
         Experiment::Swrr(_) | Experiment::Print(_) => return 0,
+        Experiment::Limit(l) => return limit::replications(l, seeds),
         Experiment::Run(r) => {
             let passes = |p: &run::Point| if p.run.warmup_auto { 2 } else { 1 };
             return r.points.iter().map(|p| p.policies.len() as u64 * passes(p)).sum::<u64>()

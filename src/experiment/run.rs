@@ -82,6 +82,7 @@ impl Point {
             slots: self.spec.farm.slots,
             discipline: self.spec.farm.discipline,
             events: self.spec.rate_changes(),
+            admission: self.spec.admission.as_ref().map(|a| a.resolve().expect("validated")),
         };
         self.policies
             .iter()
@@ -156,6 +157,24 @@ pub struct RunRow {
     /// Utilisation: the arrival rate over the farm's capacity at time 0 (a trace's is measured
     /// from its timestamps).
     pub load: f64,
+    /// With `[admission]`: what the limiter let through, summed over replications.
+    #[serde(flatten)]
+    pub admission: Option<AdmissionColumns>,
+}
+
+/// The columns `[admission]` adds: measured requests offered, admitted and rejected, summed over
+/// replications, and the most admitted in any window of the limiter's period (the largest of any
+/// replication).
+#[derive(Debug, Clone, Serialize)]
+pub struct AdmissionColumns {
+    /// Requests that arrived.
+    pub offered: u64,
+    /// Requests that reached a server.
+    pub admitted: u64,
+    /// Requests rejected (by the limiter or, under adaptive throttling, by a server).
+    pub rejected: u64,
+    /// The most admitted in any window of the limiter's period.
+    pub max_in_window: u64,
 }
 
 /// Runs the scenario; returns the rows, the report built from them and the number of events
@@ -217,6 +236,16 @@ fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
         stopped: s.stops,
         drift: s.drift,
         load: point.load,
+        admission: point.spec.admission.as_ref().map(|_| {
+            let mut a = crate::admission::AdmissionStats::default();
+            o.reps.iter().for_each(|r| a.merge(&r.admission));
+            AdmissionColumns {
+                offered: a.offered,
+                admitted: a.admitted,
+                rejected: a.rejected,
+                max_in_window: a.max_in_window,
+            }
+        }),
     }
 }
 

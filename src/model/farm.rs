@@ -17,6 +17,9 @@ pub struct Farm {
     pub discipline: Discipline,
     /// Rate changes during the run, in the order given (simultaneous ones apply in that order).
     pub events: Vec<RateChange>,
+    /// A rate limiter in front of the balancer (`[admission]`); the farm then runs the general
+    /// loop.
+    pub admission: Option<crate::admission::Admission>,
 }
 
 /// How a server serves the requests it holds.
@@ -50,7 +53,14 @@ pub struct RateChange {
 impl Farm {
     /// `rates.len()` single-worker FIFO servers with these rates and no rate changes.
     pub fn new(rates: Vec<f64>, load: f64) -> Farm {
-        Farm { rates, load, slots: 1, discipline: Discipline::Fifo, events: Vec::new() }
+        Farm {
+            rates,
+            load,
+            slots: 1,
+            discipline: Discipline::Fifo,
+            events: Vec::new(),
+            admission: None,
+        }
     }
 
     /// `n` servers of rate 1.
@@ -63,10 +73,13 @@ impl Farm {
         self.load * self.rates.iter().sum::<f64>() * f64::from(self.slots)
     }
 
-    /// True for the article's farm (one FIFO worker per server, fixed rates), which runs its own
-    /// loop.
+    /// True for the article's farm (one FIFO worker per server, fixed rates, no admission
+    /// stage), which runs its own loop.
     pub fn is_plain(&self) -> bool {
-        self.slots == 1 && self.discipline == Discipline::Fifo && self.events.is_empty()
+        self.slots == 1
+            && self.discipline == Discipline::Fifo
+            && self.events.is_empty()
+            && self.admission.is_none()
     }
 }
 

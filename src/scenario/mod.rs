@@ -62,6 +62,9 @@ pub struct Spec {
     pub keys: KeySpec,
     /// Run length and replications.
     pub run: RunSpec,
+    /// A rate limiter in front of the balancer (none by default); see [`crate::admission`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admission: Option<crate::admission::AdmissionSpec>,
     /// Keys swept over lists of values: `"arrivals.load" = [0.5, 0.9]`; several keys form a grid.
     #[serde(skip_serializing_if = "Table::is_empty")]
     pub sweep: Table,
@@ -82,6 +85,7 @@ impl Default for Spec {
             info: InfoSpec::default(),
             keys: KeySpec::default(),
             run: RunSpec::default(),
+            admission: None,
             sweep: Table::new(),
             events: Vec::new(),
         }
@@ -157,6 +161,18 @@ pub struct EventSpec {
 
 /// The most workers a server may have (`farm.slots`).
 pub const MAX_SLOTS: u32 = 1000;
+
+/// The highest offered load in front of an admission stage (overload is what it is for).
+pub const MAX_ADMITTED_LOAD: f64 = 1000.0;
+
+/// What a load outside `(0, max_load)` is told.
+pub fn load_expected(max_load: f64, load: f64) -> String {
+    if max_load == 1.0 {
+        format!("expected 0 < load < 1, got {load}")
+    } else {
+        format!("expected 0 < load < {max_load} (with [admission]), got {load}")
+    }
+}
 
 /// The load when a file gives neither `arrivals.load` nor `arrivals.rate`.
 pub const DEFAULT_LOAD: f64 = 0.9;
@@ -617,11 +633,16 @@ impl Spec {
             }
         }
         self.arrivals.validate().map_err(keyed)?;
+        if let Some(a) = &self.admission {
+            a.resolve().map_err(keyed)?;
+        }
+        // Overload is allowed in front of an admission stage, which is there to cut it.
+        let max_load = self.max_load();
         match self.arrivals.load_rate() {
-            Some((Some(load), _)) if !(limits::MIN_LOAD..1.0).contains(&load) => {
-                return Err(invalid("arrivals.load", format!("expected 0 < load < 1, got {load}")));
+            Some((Some(load), _)) if !(limits::MIN_LOAD..max_load).contains(&load) => {
+                return Err(invalid("arrivals.load", load_expected(max_load, load)));
             }
-            Some((None, Some(rate))) if rate >= self.capacity() => {
+            Some((None, Some(rate))) if rate >= self.capacity() * max_load => {
                 return Err(invalid(
                     "arrivals.rate",
                     format!("{rate} is at or above the farm's capacity {}", self.capacity()),
@@ -702,6 +723,11 @@ impl Spec {
         count("run.seeds", self.run.seeds, 1, limits::REPLICATIONS)?;
         count("run.queue_guard", self.run.queue_guard, 1, limits::QUEUE_GUARD)?;
         Ok(())
+    }
+
+    /// The load must be below this: 1, or [`MAX_ADMITTED_LOAD`] with an admission stage.
+    pub fn max_load(&self) -> f64 {
+        if self.admission.is_some() { MAX_ADMITTED_LOAD } else { 1.0 }
     }
 
     /// Server rates in index order (groups in order).

@@ -215,6 +215,8 @@ pub struct RepStats {
     pub series: Series,
     /// Arrivals simulated before measuring (the warm-up this replication ran with).
     pub warmup: u64,
+    /// What the admission stage counted (all zero without one).
+    pub admission: crate::admission::AdmissionStats,
 }
 
 impl RepStats {
@@ -291,6 +293,7 @@ impl AddAssign<&RepStats> for RepStats {
             self.stopped.clone_from(&r.stopped);
         }
         self.stops += r.stops;
+        self.admission.merge(&r.admission);
     }
 }
 
