@@ -103,6 +103,11 @@ pub struct Global {
     /// errors and warnings are still printed
     #[arg(short, long, global = true, overrides_with = "quiet")]
     pub quiet: bool,
+    /// Run only shard K of N (0 <= K < N): the tasks (scenario, replication) whose index modulo N
+    /// is K, written as raw records (JSON Lines) that `lbsim merge` turns into the whole
+    /// command's output [default: the whole command]
+    #[arg(long, global = true, allow_hyphen_values = true, value_name = "K/N")]
+    pub shard: Option<String>,
 }
 
 /// The experiments.
@@ -136,6 +141,28 @@ pub enum Command {
     /// A scenario file: your farm, arrivals, service and policies, swept over any keys
     #[command(after_help = RUN_EXAMPLES)]
     Run(ScenarioArgs),
+    /// Merge the raw records of `--shard K/N` runs into the output of the whole command
+    #[command(after_help = MERGE_EXAMPLES)]
+    Merge(MergeArgs),
+}
+
+const MERGE_EXAMPLES: &str = "\
+Examples:
+  lbsim homo --loads 0.9 --shard 0/2 -o s0.jsonl; lbsim homo --loads 0.9 --shard 1/2 -o s1.jsonl
+  lbsim merge s0.jsonl s1.jsonl              prints what `lbsim homo --loads 0.9` prints
+  cat s*.jsonl | lbsim merge - --format csv -o homo.csv
+
+The shards must come from one command line (bar --shard, -o and --threads) and one lbsim
+version, each shard once; otherwise merge names what is missing, doubled or mismatched and
+exits with 2.";
+
+/// `lbsim merge`
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Raw records written by `--shard K/N` runs of one command, in any order; `-` reads
+    /// standard input (which may hold several shards one after the other)
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
 }
 
 const RUN_EXAMPLES: &str = "\

@@ -1319,6 +1319,11 @@ impl Config {
                 };
                 Experiment::Swrr(SwrrConfig { trace, sets })
             }
+            Command::Merge(_) => {
+                return Err(UsageError::Other(
+                    "merge is read by lbsim::shard::Job, not by Config::from_cli".into(),
+                ));
+            }
         };
         Ok(Config { common, experiment, warnings })
     }

@@ -9,6 +9,7 @@
 //! - [`workload`]: arrival processes and service-demand distributions (all with mean 1);
 //! - [`experiment`]: one module per command, running replications in parallel;
 //! - [`scenario`]: scenario files (TOML) for `lbsim run`, with overrides and sweeps;
+//! - [`shard`]: `--shard K/N` raw records and `lbsim merge`, for sweeps over many machines;
 //! - [`stats`]: mergeable per-replication statistics and their summaries;
 //! - [`output`]: table, CSV and JSON from the same rows;
 //! - [`theory`]: the closed forms results are checked against.
@@ -31,6 +32,7 @@ pub mod policy;
 pub mod reproduce;
 pub mod rng;
 pub mod scenario;
+pub mod shard;
 pub mod stats;
 pub mod theory;
 pub mod workload;
