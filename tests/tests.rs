@@ -7,6 +7,7 @@ mod experiments;
 mod honest;
 mod regression;
 mod scenario;
+mod shard;
 mod util;
 mod ux;
 mod validation;
