@@ -148,13 +148,14 @@ pub enum Command {
 
 const MERGE_EXAMPLES: &str = "\
 Examples:
-  lbsim homo --loads 0.9 --shard 0/2 -o s0.jsonl; lbsim homo --loads 0.9 --shard 1/2 -o s1.jsonl
-  lbsim merge s0.jsonl s1.jsonl              prints what `lbsim homo --loads 0.9` prints
-  cat s*.jsonl | lbsim merge - --format csv -o homo.csv
+  lbsim merge s0.jsonl s1.jsonl              what the command the shards ran prints
+  lbsim merge shard-*.jsonl --format csv -o homo.csv
+  lbsim merge - --format json                shards one after the other on standard input
 
-The shards must come from one command line (bar --shard, -o and --threads) and one lbsim
-version, each shard once; otherwise merge names what is missing, doubled or mismatched and
-exits with 2.";
+Shards are `--shard K/N` runs of one command line (bar --shard, -o and --threads), e.g.
+  for k in 0 1; do lbsim homo --loads 0.9 --shard $k/2 -o s$k.jsonl; done
+Shards of another command, split or lbsim version, a shard missing or given twice, or one
+that stopped before its end record are refused with one line naming them, and status 2.";
 
 /// `lbsim merge`
 #[derive(Debug, Args)]

@@ -304,6 +304,11 @@ fn a_truncated_shard_is_refused() {
     let lines: Vec<&str> = text.lines().collect();
     std::fs::write(&cut, lines[..lines.len() - 2].join("\n") + "\n").unwrap();
     refused(&merge(&[&files[0], &cut], &[]), "truncated: shard 1/2");
+    // A damaged line is named by its number.
+    let mut damaged: Vec<&str> = text.lines().collect();
+    damaged[2] = "{\"task\":{\"index\":";
+    std::fs::write(&cut, damaged.join("\n") + "\n").unwrap();
+    refused(&merge(&[&files[0], &cut], &[]), "cut.jsonl:3: not a raw record");
     std::fs::write(&cut, "").unwrap();
     refused(&merge(&[&cut, &files[0]], &[]), "empty");
     refused(&merge_stdin(b"{\"manifest\":{\"lbsim\"", &[]), "not raw records");

@@ -63,6 +63,7 @@ impl Input {
     /// The next line without its newline, and whether the input ended inside it (no newline).
     fn next(&mut self) -> Result<Option<(String, bool)>, UsageError> {
         if let Some(l) = self.ahead.take() {
+            self.line += 1;
             return Ok(Some((l, false)));
         }
         let mut buf = String::new();
