@@ -164,6 +164,10 @@ pub struct MergeArgs {
     /// standard input (which may hold several shards one after the other)
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Also draw the figure of merged `fixed` or `stale` shards as an SVG into FILE, as their
+    /// --plot does [default: no figure]
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 const RUN_EXAMPLES: &str = "\

@@ -169,6 +169,23 @@ fn fixed_shards_merge_to_the_whole() {
 }
 
 #[test]
+fn a_merge_draws_the_figure_of_the_whole() {
+    let dir = scratch("plot");
+    let args =
+        ["stale", "--servers", "20", "--periods", "0,2", "--requests", "2000", "--seeds", "3"];
+    let whole = dir.join("whole.svg");
+    lbsim_ok(&[&args[..], &["--plot", whole.to_str().unwrap()]].concat());
+    let files = shards(&dir, &args, 3);
+    let merged = dir.join("merged.svg");
+    merge_ok(&files.iter().collect::<Vec<_>>(), &["--plot", merged.to_str().unwrap()]);
+    let svg = std::fs::read_to_string(&merged).unwrap();
+    assert!(svg.contains("<svg"));
+    assert_eq!(svg, std::fs::read_to_string(&whole).unwrap());
+    let homo = shards(&dir, &small("2"), 1);
+    refused(&merge(&[&homo[0]], &["--plot", merged.to_str().unwrap()]), "fixed and stale only");
+}
+
+#[test]
 fn bins_shards_merge_to_the_whole() {
     merged_equals_whole("bins", &["bins", "--n", "100,1000", "--d", "1,2", "--seeds", "3"]);
 }
@@ -322,6 +339,8 @@ fn what_cannot_be_sharded_is_refused() {
     refused(&with(&["--warmup", "auto"]), "--warmup auto");
     refused(&with(&["--precision", "0.1"]), "--precision");
     refused(&with(&["--format", "csv"]), "give --format to lbsim merge");
+    let stale = ["stale", "--requests", "1000", "--plot", "x.svg", "--shard", "0/2"];
+    refused(&lbsim(&stale), "give --plot to lbsim merge");
     refused(&lbsim(&["swrr", "--shard", "0/2"]), "swrr");
     refused(&lbsim(&["homo", "--print-scenario", "--shard", "0/2"]), "--print");
     for bad in ["2/2", "1", "0/0", "a/b"] {

@@ -2,7 +2,7 @@
 //! summarised.
 //!
 //! The first manifest gives the command: its recorded command line is parsed again (with the
-//! merge's `--format`, `-o`, `--threads` and `-q` in place of the shard's), and the hash of the
+//! merge's `--format`, `-o`, `--threads`, `-q` and `--plot` in place of the shard's), and the hash of the
 //! plan it resolves to must be the recorded one (a scenario file edited since, or another lbsim,
 //! shows here). Then every shard must be of this lbsim version, of the same plan and split, each
 //! `K` once, each task once; a shard must end with its end record. Each failure is a usage error:
@@ -119,7 +119,7 @@ pub fn read(cli: &Cli, args: &MergeArgs) -> Result<(Config, Merged), UsageError>
     check_version(&manifest, &first.at())?;
     first.ahead = Some(text);
     first.line = 0;
-    let cfg = command(cli, &manifest, &first.name)?;
+    let cfg = command(cli, args, &manifest, &first.name)?;
     let plan = Plan::of(&cfg)?;
     let tasks = plan.tasks(&cfg.common);
     if plan_hash(&cfg) != manifest.plan || tasks != manifest.tasks {
@@ -150,7 +150,7 @@ fn check_version(m: &Manifest, at: &str) -> Result<(), UsageError> {
 }
 
 /// The command a manifest recorded, parsed again with the merge's output options.
-fn command(merge: &Cli, m: &Manifest, name: &str) -> Result<Config, UsageError> {
+fn command(merge: &Cli, args: &MergeArgs, m: &Manifest, name: &str) -> Result<Config, UsageError> {
     let what = || format!("{name}: the recorded command `lbsim {}`", shown(&m.command.join(" ")));
     let argv = std::iter::once("lbsim".to_string()).chain(m.command.iter().cloned());
     let mut cli = Cli::try_parse_from(argv).map_err(|e| {
@@ -166,6 +166,21 @@ fn command(merge: &Cli, m: &Manifest, name: &str) -> Result<Config, UsageError> 
     cli.global.out.clone_from(&merge.global.out);
     cli.global.threads.clone_from(&merge.global.threads);
     cli.global.quiet = merge.global.quiet;
+    if let Some(plot) = &args.plot {
+        match &mut cli.command {
+            Command::Fixed(a) => a.plot = Some(plot.clone()),
+            Command::Stale(a) => a.plot = Some(plot.clone()),
+            _ => {
+                return Err(UsageError::Conflict {
+                    option: "--plot".into(),
+                    rule: format!(
+                        "draws the figure of fixed and stale only; {name} holds shards of `lbsim {}`",
+                        shown(&m.command.join(" "))
+                    ),
+                });
+            }
+        }
+    }
     Config::from_cli(&cli)
 }
 

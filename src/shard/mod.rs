@@ -16,8 +16,8 @@
 //! timing apart).
 //!
 //! Not sharded: `--warmup auto` and `--precision` (both read all the replications of a scenario
-//! before deciding what to run next) and `--plot`; `swrr` and `--print`/`--print-scenario`, which
-//! run no replications. Each is refused with one line.
+//! before deciding what to run next); `swrr` and `--print`/`--print-scenario`, which run no
+//! replications. Each is refused with one line. `--format` and `--plot` belong to the merge.
 
 pub mod merge;
 pub mod records;
@@ -126,8 +126,8 @@ impl Job {
         if cfg.common.plot.is_some() {
             return Err(UsageError::Conflict {
                 option: "--plot".into(),
-                rule: "does not apply with --shard: lbsim merge writes the table, CSV or JSON; \
-                       run the command whole for the figure"
+                rule: "does not apply with --shard, which writes raw records: give --plot to \
+                       lbsim merge"
                     .into(),
             });
         }
