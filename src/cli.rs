@@ -113,6 +113,11 @@ pub struct Global {
     /// errors and warnings are still printed
     #[arg(short, long, global = true, overrides_with = "quiet")]
     pub quiet: bool,
+    /// Run only shard K of N (0 <= K < N): the tasks (scenario, replication) whose index modulo N
+    /// is K, written as raw records (JSON Lines) that `lbsim merge` turns into the whole
+    /// command's output [default: the whole command]
+    #[arg(long, global = true, allow_hyphen_values = true, value_name = "K/N")]
+    pub shard: Option<String>,
 }
 
 /// The experiments.
@@ -158,6 +163,33 @@ pub enum Command {
     /// chapter's claims checked by simulation
     #[command(after_help = LIMIT_EXAMPLES)]
     Limit(LimitArgs),
+    /// Merge the raw records of `--shard K/N` runs into the output of the whole command
+    #[command(after_help = MERGE_EXAMPLES)]
+    Merge(MergeArgs),
+}
+
+const MERGE_EXAMPLES: &str = "\
+Examples:
+  lbsim merge s0.jsonl s1.jsonl              what the command the shards ran prints
+  lbsim merge shard-*.jsonl --format csv -o homo.csv
+  lbsim merge - --format json                shards one after the other on standard input
+
+Shards are `--shard K/N` runs of one command line (bar --shard, -o and --threads), e.g.
+  for k in 0 1; do lbsim homo --loads 0.9 --shard $k/2 -o s$k.jsonl; done
+Shards of another command, split or lbsim version, a shard missing or given twice, or one
+that stopped before its end record are refused with one line naming them, and status 2.";
+
+/// `lbsim merge`
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Raw records written by `--shard K/N` runs of one command, in any order; `-` reads
+    /// standard input (which may hold several shards one after the other)
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Also draw the figure of merged `fixed` or `stale` shards as an SVG into FILE, as their
+    /// --plot does [default: no figure]
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 const LIMIT_EXAMPLES: &str = "\

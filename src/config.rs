@@ -1415,6 +1415,11 @@ impl Config {
                 Experiment::Swrr(SwrrConfig { trace, sets })
             }
             Command::Hash(a) => Experiment::Hash(hash_config(a, seeds, threads)?),
+            Command::Merge(_) => {
+                return Err(UsageError::Other(
+                    "merge is read by lbsim::shard::Job, not by Config::from_cli".into(),
+                ));
+            }
         };
         Ok(Config { common, experiment, warnings })
     }

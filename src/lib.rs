@@ -10,6 +10,7 @@
 //! - [`experiment`]: one module per command, running replications in parallel;
 //! - [`hashing`]: consistent hashing (ring with bounded loads, Maglev) for `lbsim hash`;
 //! - [`scenario`]: scenario files (TOML) for `lbsim run`, with overrides and sweeps;
+//! - [`shard`]: `--shard K/N` raw records and `lbsim merge`, for sweeps over many machines;
 //! - [`stats`]: mergeable per-replication statistics and their summaries;
 //! - [`subset`]: subsetting, the backends each client connects to (SRE book, ch. 20);
 //! - [`output`]: table, CSV and JSON from the same rows;
@@ -35,6 +36,7 @@ pub mod policy;
 pub mod reproduce;
 pub mod rng;
 pub mod scenario;
+pub mod shard;
 pub mod stats;
 pub mod subset;
 pub mod theory;

@@ -12,10 +12,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use clap::Parser;
 use indicatif::ProgressBar;
 use lbsim::cli::{Cli, Command};
-use lbsim::config::Config;
-use lbsim::experiment;
 use lbsim::output::dest::{self, Destination};
 use lbsim::output::progress::Progress;
+use lbsim::shard::Job;
 
 /// Exit status for output that could not be written.
 const EXIT_IO: u8 = 1;
@@ -50,18 +49,17 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
     };
-    let cfg = match Config::from_cli(&cli) {
-        Ok(cfg) => cfg,
+    let argv = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    let job = match Job::from_cli(&cli, argv) {
+        Ok(job) => job,
         Err(e) => {
             say(&format!("error: {e}"));
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let progress = Progress::start(
-        experiment::replications(&cfg),
-        command_name(&cli.command),
-        cli.global.quiet,
-    );
+    let cfg = job.config();
+    let progress =
+        Progress::start(job.replications(), command_name(&cli.command), cli.global.quiet);
     clean_up_on_signals(progress.bar());
     for warning in &cfg.warnings {
         say(warning);
@@ -81,7 +79,7 @@ fn main() -> ExitCode {
         return ExitCode::from(EXIT_IO);
     }
 
-    let results = experiment::execute(&cfg, &progress);
+    let results = job.execute(&progress);
     let report = &results.report;
     progress.finish();
     for warning in &report.warnings {
@@ -202,5 +200,6 @@ fn command_name(c: &Command) -> &'static str {
         Command::Subset(_) => "subset",
         Command::Hash(_) => "hash",
         Command::Limit(_) => "limit",
+        Command::Merge(_) => "merge",
     }
 }

@@ -10,6 +10,7 @@ mod hashing;
 mod honest;
 mod regression;
 mod scenario;
+mod shard;
 mod subset;
 mod util;
 mod ux;

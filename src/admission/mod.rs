@@ -413,7 +413,7 @@ impl Limiter {
 
 /// What the admission stage counted over the measured requests. Merges by addition (the counts)
 /// and maximum (`max_in_window`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct AdmissionStats {
     /// Requests that arrived.
     pub offered: u64,

@@ -101,14 +101,24 @@ pub fn run(cfg: &BinsConfig, c: &Common, progress: Progress) -> (Vec<BinsRow>, R
     let loads: Vec<u32> = tasks
         .par_iter()
         .map(|&(i, k)| {
-            let (n, d, v) = cases[i];
-            let mut rng =
-                StreamKey::new(c.seed, "bins").u64(n).u64(u64::from(d)).u64(v as u64).u64(k).rng();
-            let m = max_load(n as usize, d, v, &mut rng);
+            let m = task(cases[i], c.seed, k);
             progress.done();
             m
         })
         .collect();
+    summarise(cfg, c, &loads)
+}
+
+/// Replication `k` of case `(n, d, variant)`: the max load.
+pub fn task((n, d, v): (u64, u32, Variant), seed: u64, k: u64) -> u32 {
+    let mut rng = StreamKey::new(seed, "bins").u64(n).u64(u64::from(d)).u64(v as u64).u64(k).rng();
+    max_load(n as usize, d, v, &mut rng)
+}
+
+/// The rows of `bins`, their report and the number of balls thrown, from the max loads of every
+/// replication of every case of [`cases`], in case-then-replication order.
+pub fn summarise(cfg: &BinsConfig, c: &Common, loads: &[u32]) -> (Vec<BinsRow>, Report, u64) {
+    let cases = cases(cfg);
     let rows: Vec<BinsRow> = cases
         .iter()
         .zip(loads.chunks(c.seeds as usize))

@@ -180,16 +180,29 @@ pub struct AdmissionColumns {
 /// Runs the scenario; returns the rows, the report built from them and the number of events
 /// simulated.
 pub fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Vec<RunRow>, Report, u64) {
+    let outcomes: Vec<Vec<Outcome>> = cfg
+        .points
+        .iter()
+        .map(|point| run_scenarios(&point.scenarios(), &point.run, c, progress))
+        .collect();
+    let events = outcomes.iter().map(|o| super::total_events(o)).sum();
+    let (rows, report) = summarise(cfg, c, &outcomes);
+    (rows, report, events)
+}
+
+/// The rows of the scenario and their report from the outcomes of each point's scenarios (one
+/// per policy), point by point in sweep order.
+pub fn summarise(
+    cfg: &RunScenario,
+    c: &Common,
+    outcomes: &[Vec<Outcome>],
+) -> (Vec<RunRow>, Report) {
     let mut rows = Vec::new();
     let mut marks = Vec::new();
     let mut warnings = Vec::new();
-    let mut events = 0;
-    for point in &cfg.points {
-        let scenarios = point.scenarios();
-        let outcomes: Vec<Outcome> = run_scenarios(&scenarios, &point.run, c, progress);
-        events += super::total_events(&outcomes);
-        warnings.extend(stop_warnings(&scenarios, &outcomes, &point.run));
-        for (p, o) in point.policies.iter().zip(&outcomes) {
+    for (point, outcomes) in cfg.points.iter().zip(outcomes) {
+        warnings.extend(stop_warnings(&point.scenarios(), outcomes, &point.run));
+        for (p, o) in point.policies.iter().zip(outcomes) {
             let mut r = row(point, p, o);
             let mut mark = steadiness_mark(&o.summary, &point.run);
             if point.heavy_tail {
@@ -214,7 +227,7 @@ pub fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Vec<RunRow>, R
     if cfg.points.iter().any(|p| p.heavy_tail) {
         report.notes.push(HEAVY_TAIL.into());
     }
-    (rows, report, events)
+    (rows, report)
 }
 
 /// The row of policy `p` at `point`.

@@ -176,6 +176,36 @@ fn round_to_u64(x: f64) -> u64 {
     }
 }
 
+/// Serialised as its non-empty buckets, `[[value, count], ...]` in increasing order, each bucket
+/// named by its lowest value in units of [`LatencyHistogram::UNIT`] (what [`LatencyRecorder`]
+/// records): reading them back with the same counts rebuilds the same histogram.
+impl serde::Serialize for LatencyHistogram {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let h = &self.0;
+        s.collect_seq(
+            h.iter_recorded()
+                .map(|v| [h.lowest_equivalent(v.value_iterated_to()), v.count_at_value()]),
+        )
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LatencyHistogram {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let buckets = <Vec<[u64; 2]>>::deserialize(d)?;
+        let mut hist = LatencyHistogram::default();
+        for [value, count] in buckets {
+            hist.record_units(value, count);
+        }
+        Ok(hist)
+    }
+}
+
+impl PartialEq for LatencyHistogram {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
 impl AddAssign<&LatencyHistogram> for LatencyHistogram {
     fn add_assign(&mut self, rhs: &LatencyHistogram) {
         self.0.add(&rhs.0).expect("auto-resizing histograms always merge");
@@ -184,7 +214,11 @@ impl AddAssign<&LatencyHistogram> for LatencyHistogram {
 
 /// What one replication measured. All fields merge by addition or maximum, so merging in a fixed
 /// order gives the same bits whatever ran where.
-#[derive(Debug, Clone, Default)]
+///
+/// It serialises (serde) to what a shard's raw record holds for the replication, so that a merge
+/// of shards sums the same values in the same order as one process does; every field must
+/// round-trip exactly (floats do, through serde_json's `float_roundtrip`).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct RepStats {
     /// Measured requests (all departed).
     pub requests: u64,

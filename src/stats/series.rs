@@ -90,7 +90,7 @@ impl SeriesRecorder {
 }
 
 /// A replication's output series: mean sojourn per cell of `cell` consecutive arrivals.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Series {
     /// Mean sojourn of each cell, in arrival order (warm-up included).
     pub means: Vec<f64>,

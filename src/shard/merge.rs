@@ -1,0 +1,349 @@
+//! `lbsim merge FILE... | -`: reads shards' raw records and checks them before anything is
+//! summarised.
+//!
+//! The first manifest gives the command: its recorded command line is parsed again (with the
+//! merge's `--format`, `-o`, `--threads`, `-q` and `--plot` in place of the shard's), and the hash of the
+//! plan it resolves to must be the recorded one (a scenario file edited since, or another lbsim,
+//! shows here). Then every shard must be of this lbsim version, of the same plan and split, each
+//! `K` once, each task once; a shard must end with its end record. Each failure is a usage error:
+//! one line naming what is missing, doubled, mismatched or truncated, exit status 2.
+//!
+//! Files are read line by line and in any order; `-` is standard input, which may hold several
+//! shards one after the other (`cat shard-*.jsonl | lbsim merge -`).
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+
+use clap::Parser;
+use serde::de::{DeserializeOwned, IgnoredAny};
+
+use super::records::{Line, Manifest, VERSION};
+use super::{Plan, plan_hash};
+use crate::cli::{Cli, Command, MergeArgs};
+use crate::config::Config;
+use crate::error::{UsageError, shown};
+use crate::stats::RepStats;
+
+/// Every task's result, in task order.
+#[derive(Debug)]
+pub enum Merged {
+    /// Queueing replications.
+    Reps(Vec<RepStats>),
+    /// `bins`: max loads.
+    Loads(Vec<u32>),
+}
+
+fn fail(message: impl Into<String>) -> UsageError {
+    UsageError::Other(message.into())
+}
+
+/// One input: a file or standard input, read line by line.
+struct Input {
+    name: String,
+    reader: Box<dyn BufRead>,
+    line: usize,
+    /// A line read ahead (the first manifest), returned first.
+    ahead: Option<String>,
+}
+
+impl Input {
+    fn open(path: &Path) -> Result<Input, UsageError> {
+        let (name, reader): (String, Box<dyn BufRead>) = if path == Path::new("-") {
+            ("standard input".into(), Box::new(BufReader::new(io::stdin())))
+        } else {
+            let name = path.display().to_string();
+            let file = File::open(path)
+                .map_err(|e| fail(format!("cannot read raw records '{}': {e}", shown(&name))))?;
+            (name, Box::new(BufReader::new(file)))
+        };
+        Ok(Input { name, reader, line: 0, ahead: None })
+    }
+
+    /// The next line without its newline, and whether the input ended inside it (no newline).
+    fn next(&mut self) -> Result<Option<(String, bool)>, UsageError> {
+        if let Some(l) = self.ahead.take() {
+            self.line += 1;
+            return Ok(Some((l, false)));
+        }
+        let mut buf = String::new();
+        let n = self
+            .reader
+            .read_line(&mut buf)
+            .map_err(|e| fail(format!("{}:{}: cannot read: {e}", self.name, self.line + 1)))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        let cut = buf.ends_with('\n');
+        if cut {
+            buf.pop();
+        }
+        Ok(Some((buf, !cut)))
+    }
+
+    fn at(&self) -> String {
+        format!("{}:{}", self.name, self.line)
+    }
+}
+
+/// Reads the raw records of `args.files`; returns the command they ran (with the merge's output
+/// options) and every task's result, or the one line saying why they do not make a whole.
+pub fn read(cli: &Cli, args: &MergeArgs) -> Result<(Config, Merged), UsageError> {
+    let g = &cli.global;
+    let given = [("--seeds", g.seeds.is_some()), ("--seed", g.seed.is_some())];
+    let given = given.into_iter().chain([("--shard", g.shard.is_some())]);
+    if let Some((option, _)) = given.into_iter().find(|&(_, given)| given) {
+        return Err(UsageError::Conflict {
+            option: option.into(),
+            rule: "does not apply to merge, which takes it from the shards' command".into(),
+        });
+    }
+    if args.files.iter().filter(|f| *f == Path::new("-")).count() > 1 {
+        return Err(fail("merge reads standard input (-) once: name it once"));
+    }
+    let mut inputs = args.files.iter().map(|f| Input::open(f)).collect::<Result<Vec<_>, _>>()?;
+    let first = &mut inputs[0];
+    let Some((text, _)) = first.next()? else {
+        return Err(fail(format!("{}: empty: no raw records of lbsim --shard", first.name)));
+    };
+    let manifest = match serde_json::from_str::<Line<IgnoredAny>>(&text) {
+        Ok(Line::Manifest(m)) => m,
+        _ => {
+            return Err(fail(format!(
+                "{}: not raw records of lbsim --shard (the first line is not a manifest)",
+                first.at()
+            )));
+        }
+    };
+    check_version(&manifest, &first.at())?;
+    first.ahead = Some(text);
+    first.line = 0;
+    let cfg = command(cli, args, &manifest, &first.name)?;
+    let plan = Plan::of(&cfg)?;
+    let tasks = plan.tasks(&cfg.common);
+    if plan_hash(&cfg) != manifest.plan || tasks != manifest.tasks {
+        return Err(fail(format!(
+            "{}: `lbsim {}` now resolves to another plan than the shards ran (hash {}, recorded \
+             {}): its scenario file or lbsim changed since",
+            first.name,
+            shown(&manifest.command.join(" ")),
+            plan_hash(&cfg),
+            manifest.plan
+        )));
+    }
+    let merged = match plan {
+        Plan::Bins(_) => Merged::Loads(collect(&mut inputs, &manifest, cfg.common.seeds)?),
+        Plan::Queueing { .. } => Merged::Reps(collect(&mut inputs, &manifest, cfg.common.seeds)?),
+    };
+    Ok((cfg, merged))
+}
+
+fn check_version(m: &Manifest, at: &str) -> Result<(), UsageError> {
+    if m.lbsim != VERSION {
+        return Err(fail(format!(
+            "{at}: raw records of lbsim {}; this is lbsim {VERSION}, which merges only its own",
+            shown(&m.lbsim)
+        )));
+    }
+    Ok(())
+}
+
+/// The command a manifest recorded, parsed again with the merge's output options.
+fn command(merge: &Cli, args: &MergeArgs, m: &Manifest, name: &str) -> Result<Config, UsageError> {
+    let what = || format!("{name}: the recorded command `lbsim {}`", shown(&m.command.join(" ")));
+    let argv = std::iter::once("lbsim".to_string()).chain(m.command.iter().cloned());
+    let mut cli = Cli::try_parse_from(argv).map_err(|e| {
+        let text = e.render().to_string();
+        let first = text.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
+        fail(format!("{} does not parse: {first}", what()))
+    })?;
+    if matches!(cli.command, Command::Merge(_)) || cli.global.shard.is_none() {
+        return Err(fail(format!("{} is not a --shard run", what())));
+    }
+    cli.global.shard = None;
+    cli.global.format = merge.global.format;
+    cli.global.out.clone_from(&merge.global.out);
+    cli.global.threads.clone_from(&merge.global.threads);
+    cli.global.quiet = merge.global.quiet;
+    if let Some(plot) = &args.plot {
+        match &mut cli.command {
+            Command::Fixed(a) => a.plot = Some(plot.clone()),
+            Command::Stale(a) => a.plot = Some(plot.clone()),
+            _ => {
+                return Err(UsageError::Conflict {
+                    option: "--plot".into(),
+                    rule: format!(
+                        "draws the figure of fixed and stale only; {name} holds shards of `lbsim {}`",
+                        shown(&m.command.join(" "))
+                    ),
+                });
+            }
+        }
+    }
+    Config::from_cli(&cli)
+}
+
+/// The state of one shard met in the inputs.
+struct Seen {
+    /// Where its manifest was.
+    name: String,
+}
+
+/// Reads every input to its end; returns the task results in task order.
+fn collect<R: DeserializeOwned>(
+    inputs: &mut [Input],
+    first: &Manifest,
+    seeds: u64,
+) -> Result<Vec<R>, UsageError> {
+    let (n, tasks) = (first.shards, first.tasks);
+    let mut results: Vec<Option<R>> = (0..tasks).map(|_| None).collect();
+    let mut shards: Vec<Option<Seen>> = (0..n).map(|_| None).collect();
+    let first_name = inputs[0].name.clone();
+    for input in inputs.iter_mut() {
+        // The shard whose records are being read, and the task lines read so far.
+        let mut open: Option<(u64, u64)> = None;
+        while let Some((text, cut)) = input.next()? {
+            if text.trim().is_empty() {
+                continue;
+            }
+            let line: Line<R> = match serde_json::from_str(&text) {
+                Ok(l) => l,
+                Err(_) if cut => {
+                    return Err(fail(format!(
+                        "{}: truncated: the input ends inside a record (the shard did not finish \
+                         writing)",
+                        input.at()
+                    )));
+                }
+                Err(e) => {
+                    return Err(fail(format!("{}: not a raw record: {e}", input.at())));
+                }
+            };
+            match line {
+                Line::Manifest(m) => {
+                    if let Some((k, _)) = open {
+                        return Err(truncated(input, k, n));
+                    }
+                    check_version(&m, &input.at())?;
+                    if m.plan != first.plan || m.tasks != first.tasks {
+                        return Err(fail(format!(
+                            "{}: a shard of another command (`lbsim {}`) than {first_name}'s \
+                             (`lbsim {}`)",
+                            input.at(),
+                            shown(&m.command.join(" ")),
+                            shown(&first.command.join(" "))
+                        )));
+                    }
+                    if m.shards != n || m.shard >= n {
+                        return Err(fail(format!(
+                            "{}: shard {}/{} of another split than {first_name}'s ({}/{n}): \
+                             merge the shards of one split",
+                            input.at(),
+                            m.shard,
+                            m.shards,
+                            first.shard
+                        )));
+                    }
+                    let k = m.shard;
+                    if let Some(seen) = &shards[k as usize] {
+                        let doubled: Vec<u64> =
+                            super::Shard { index: k, count: n }.tasks(tasks).collect();
+                        return Err(fail(format!(
+                            "shard {k}/{n} given twice ({} and {}): {}",
+                            seen.name,
+                            input.name,
+                            list("tasks", &doubled)
+                        )));
+                    }
+                    shards[k as usize] = Some(Seen { name: input.name.clone() });
+                    open = Some((k, 0));
+                }
+                Line::Task(t) => {
+                    let Some((k, count)) = &mut open else {
+                        return Err(fail(format!("{}: a task before any manifest", input.at())));
+                    };
+                    let consistent = t.index < tasks
+                        && t.index % n == *k
+                        && t.scenario.checked_mul(seeds).and_then(|i| i.checked_add(t.replication))
+                            == Some(t.index)
+                        && t.replication < seeds;
+                    if !consistent {
+                        return Err(fail(format!(
+                            "{}: task {} is not a task of shard {k}/{n} (0 to {} in steps of {n})",
+                            input.at(),
+                            t.index,
+                            tasks.saturating_sub(1)
+                        )));
+                    }
+                    let slot = &mut results[t.index as usize];
+                    if slot.is_some() {
+                        return Err(fail(format!(
+                            "{}: task {} given twice in shard {k}/{n}",
+                            input.at(),
+                            t.index
+                        )));
+                    }
+                    *slot = Some(t.result);
+                    *count += 1;
+                }
+                Line::End(e) => {
+                    let Some((k, count)) = open.take() else {
+                        return Err(fail(format!(
+                            "{}: an end record before any manifest",
+                            input.at()
+                        )));
+                    };
+                    if e.tasks != count {
+                        return Err(fail(format!(
+                            "{}: shard {k}/{n} ends after {count} tasks but says it wrote {}",
+                            input.at(),
+                            e.tasks
+                        )));
+                    }
+                }
+            }
+        }
+        if let Some((k, _)) = open {
+            return Err(truncated(input, k, n));
+        }
+    }
+    let absent: Vec<u64> = (0..n).filter(|&k| shards[k as usize].is_none()).collect();
+    let missing: Vec<u64> = (0..tasks).filter(|&i| results[i as usize].is_none()).collect();
+    if !missing.is_empty() {
+        let which = if absent.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<String> = absent.iter().map(|k| format!("{k}/{n}")).collect();
+            format!(
+                "{} {} missing: ",
+                if absent.len() == 1 { "shard" } else { "shards" },
+                join(&names)
+            )
+        };
+        return Err(fail(format!("{which}{}", list("tasks", &missing))));
+    }
+    Ok(results.into_iter().map(|r| r.expect("every task is present")).collect())
+}
+
+fn truncated(input: &Input, k: u64, n: u64) -> UsageError {
+    fail(format!(
+        "{}: truncated: shard {k}/{n} stops after line {} without its end record (the shard did \
+         not finish writing)",
+        input.name, input.line
+    ))
+}
+
+/// `what a, b, c` with at most ten items, then how many in all.
+fn list(what: &str, items: &[u64]) -> String {
+    const SHOWN: usize = 10;
+    let shown: Vec<String> = items.iter().take(SHOWN).map(u64::to_string).collect();
+    let what = if items.len() == 1 { what.trim_end_matches('s') } else { what };
+    let more =
+        if items.len() > SHOWN { format!(", ... ({} in all)", items.len()) } else { String::new() };
+    format!("{what} {}{more}", shown.join(", "))
+}
+
+fn join(items: &[String]) -> String {
+    items.join(", ")
+}

@@ -1,0 +1,410 @@
+//! Sweeps larger than one machine: `--shard K/N`, raw records, and `lbsim merge`.
+//!
+//! A simulating command is a list of *tasks*, one per (scenario, replication), numbered in the
+//! order one process merges them: task `i` is replication `i % seeds` of scenario `i / seeds`,
+//! scenarios in row order (`run`: the policies of each sweep point, point by point; `bins`: its
+//! cases). Every task's random streams are keyed by (seed, scenario, replication) alone, so a task
+//! gives the same bits wherever it runs.
+//!
+//! `--shard K/N` runs only the tasks whose index modulo `N` is `K`, and writes its *raw records*
+//! (JSON Lines, [`records`]) instead of rows: a manifest line (the lbsim version, the command line,
+//! a hash of the resolved plan, the task count, `N` and `K`), one line per task with that
+//! replication's exact result, and an end line. `lbsim merge` ([`merge`]) checks that the shards
+//! belong to one plan and hold every task exactly once, puts the results back in task order and
+//! summarises them with the command's own `summarise`: nothing is pre-merged, so the sums are
+//! added in the same order as in one process and the output is the same bytes (JSON's `run`
+//! timing apart).
+//!
+//! Not sharded: `--warmup auto` and `--precision` (both read all the replications of a scenario
+//! before deciding what to run next); `swrr` and `--print`/`--print-scenario`, which run no
+//! replications. Each is refused with one line. `--format` and `--plot` belong to the merge.
+
+pub mod merge;
+pub mod records;
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use crate::cli::{Cli, Command};
+use crate::config::{Common, Config, Experiment, RunConfig, Variant};
+use crate::error::UsageError;
+use crate::experiment::{
+    self, Outcome, Progress, Results, Rows, Scenario, bins, fixed, hetero, homo, run, stale,
+};
+use crate::output::{Format, Report, RunInfo};
+use crate::stats::{RepStats, Summary};
+
+pub use merge::Merged;
+
+/// Shard `index` of a split into `count` (`--shard index/count`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// `K`: this shard runs the tasks whose index modulo `count` is `index`.
+    pub index: u64,
+    /// `N`: the number of shards.
+    pub count: u64,
+}
+
+/// Most shards a command may be split into.
+pub const MAX_SHARDS: u64 = 1_000_000;
+
+impl Shard {
+    /// Parses `K/N` with `0 <= K < N <= MAX_SHARDS`.
+    pub fn parse(s: &str) -> Result<Shard, UsageError> {
+        let bad = || UsageError::InvalidValue {
+            option: "--shard".into(),
+            value: s.into(),
+            accepted: format!(
+                "expected K/N with 0 <= K < N <= {MAX_SHARDS} (shard K of N, counted from 0)"
+            ),
+        };
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let number = |x: &str| {
+            if x.is_empty() || !x.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            x.parse::<u64>().map_err(|_| bad())
+        };
+        let (index, count) = (number(k)?, number(n)?);
+        if count == 0 || count > MAX_SHARDS || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// The task indices of this shard among `tasks`, in increasing order.
+    pub fn tasks(self, tasks: u64) -> impl Iterator<Item = u64> {
+        (self.index..tasks).step_by(self.count as usize)
+    }
+}
+
+/// What a command line asks for: the whole command, one shard of it, or a merge of shards.
+#[derive(Debug)]
+pub enum Job {
+    /// The whole command in this process.
+    Whole(Config),
+    /// One shard of the command: its raw records.
+    Shard {
+        /// The command.
+        cfg: Config,
+        /// Which shard.
+        shard: Shard,
+        /// The command line as given (after `lbsim`), recorded in the manifest.
+        argv: Vec<String>,
+    },
+    /// `lbsim merge`: the output of the command the shards ran.
+    Merge {
+        /// The command the shards ran, with the merge's output options.
+        cfg: Config,
+        /// Their results, in task order.
+        merged: Merged,
+    },
+}
+
+impl Job {
+    /// The job of `cli`; `argv` is the command line after `lbsim` (the shards' manifests record
+    /// it, and a merge parses it again).
+    pub fn from_cli(cli: &Cli, argv: Vec<String>) -> Result<Job, UsageError> {
+        if let Command::Merge(args) = &cli.command {
+            let (cfg, merged) = merge::read(cli, args)?;
+            return Ok(Job::Merge { cfg, merged });
+        }
+        let cfg = Config::from_cli(cli)?;
+        let Some(s) = &cli.global.shard else {
+            return Ok(Job::Whole(cfg));
+        };
+        let shard = Shard::parse(s)?;
+        if cli.global.format != Format::Table {
+            return Err(UsageError::Conflict {
+                option: format!("--format {}", format_name(cli.global.format)),
+                rule: "does not apply with --shard, which writes raw records (JSON Lines): give \
+                       --format to lbsim merge"
+                    .into(),
+            });
+        }
+        if cfg.common.plot.is_some() {
+            return Err(UsageError::Conflict {
+                option: "--plot".into(),
+                rule: "does not apply with --shard, which writes raw records: give --plot to \
+                       lbsim merge"
+                    .into(),
+            });
+        }
+        Plan::of(&cfg)?;
+        Ok(Job::Shard { cfg, shard, argv })
+    }
+
+    /// The command's configuration.
+    pub fn config(&self) -> &Config {
+        match self {
+            Job::Whole(cfg) | Job::Shard { cfg, .. } | Job::Merge { cfg, .. } => cfg,
+        }
+    }
+
+    /// Replications this process will run (for the progress bar).
+    pub fn replications(&self) -> u64 {
+        match self {
+            Job::Whole(cfg) => experiment::replications(cfg),
+            Job::Shard { cfg, shard, .. } => {
+                Plan::of(cfg).map_or(0, |p| shard.tasks(p.tasks(&cfg.common)).count() as u64)
+            }
+            Job::Merge { .. } => 0,
+        }
+    }
+
+    /// Runs the job: the command's rows, or a shard's raw records as the report's text.
+    pub fn execute(&self, progress: Progress) -> Results {
+        match self {
+            Job::Whole(cfg) => experiment::execute(cfg, progress),
+            Job::Shard { cfg, shard, argv } => {
+                let start = Instant::now();
+                let plan = Plan::of(cfg).expect("checked when the job was made");
+                let (text, events) = records::write(cfg, &plan, *shard, argv, progress);
+                let mut report = Report::new("shard", &(), &[] as &[()]);
+                report.text = Some(text);
+                report.run = run_info(start, events);
+                Results { rows: Rows::Print, report }
+            }
+            Job::Merge { cfg, merged } => {
+                let start = Instant::now();
+                let plan = Plan::of(cfg).expect("checked when the merge was read");
+                let mut results = summarise(cfg, &plan, merged);
+                results.report.run = run_info(start, results.report.run.events);
+                results
+            }
+        }
+    }
+}
+
+fn run_info(start: Instant, events: u64) -> RunInfo {
+    let wall = start.elapsed().as_secs_f64();
+    RunInfo { wall_seconds: wall, events, events_per_second: events as f64 / wall }
+}
+
+fn format_name(f: Format) -> &'static str {
+    match f {
+        Format::Table => "table",
+        Format::Csv => "csv",
+        Format::Json => "json",
+    }
+}
+
+/// The tasks of a command.
+#[derive(Debug)]
+pub enum Plan {
+    /// Queueing replications: scenario `s` runs with `runs[s]`.
+    Queueing {
+        /// The scenarios, in row order.
+        scenarios: Vec<Scenario>,
+        /// Each scenario's run length.
+        runs: Vec<RunConfig>,
+    },
+    /// `bins`: its cases.
+    Bins(Vec<(u64, u32, Variant)>),
+}
+
+impl Plan {
+    /// The plan of `cfg`, or why it cannot be sharded.
+    pub fn of(cfg: &Config) -> Result<Plan, UsageError> {
+        let queueing = |scenarios: Vec<Scenario>, run: &RunConfig| {
+            check_run(run, "--warmup auto", "--precision")?;
+            let runs = vec![run.clone(); scenarios.len()];
+            Ok(Plan::Queueing { scenarios, runs })
+        };
+        match &cfg.experiment {
+            Experiment::Bins(b) => Ok(Plan::Bins(bins::cases(b))),
+            Experiment::Fixed(f) => queueing(fixed::plan(f), &f.run),
+            Experiment::Homo(h) => queueing(homo::plan(h), &h.run),
+            Experiment::Hetero(h) => queueing(hetero::plan(h), &h.run),
+            Experiment::Stale(s) => queueing(stale::plan(s), &s.run),
+            Experiment::Run(r) => {
+                let mut scenarios = Vec::new();
+                let mut runs = Vec::new();
+                for point in &r.points {
+                    check_run(&point.run, "[run] warmup = \"auto\"", "precision")?;
+                    let s = point.scenarios();
+                    runs.extend(std::iter::repeat_n(point.run.clone(), s.len()));
+                    scenarios.extend(s);
+                }
+                Ok(Plan::Queueing { scenarios, runs })
+            }
+            Experiment::Print(_) => Err(not_sharded(
+                "--print and --print-scenario",
+                "print a scenario file and run nothing",
+            )),
+            Experiment::Swrr(_) => Err(not_sharded("swrr", "runs no replications")),
+            #[allow(unreachable_patterns)]
+            _ => Err(not_sharded("this command", "runs no replications to split")),
+        }
+    }
+
+    /// The number of tasks: scenarios (or cases) times replications.
+    pub fn tasks(&self, c: &Common) -> u64 {
+        let scenarios = match self {
+            Plan::Queueing { scenarios, .. } => scenarios.len(),
+            Plan::Bins(cases) => cases.len(),
+        };
+        scenarios as u64 * c.seeds
+    }
+}
+
+fn not_sharded(what: &str, why: &str) -> UsageError {
+    UsageError::Conflict {
+        option: "--shard".into(),
+        rule: format!("does not apply to {what}, which {why}"),
+    }
+}
+
+/// `--warmup auto` and `--precision` decide what to run from all the replications of a scenario
+/// together, which no shard holds.
+fn check_run(run: &RunConfig, auto: &str, precision: &str) -> Result<(), UsageError> {
+    let refuse = |what: &str, why: &str| UsageError::Conflict {
+        option: "--shard".into(),
+        rule: format!(
+            "cannot be combined with {what}: {why}, which no shard holds; give a fixed {}",
+            if what == auto { "warm-up" } else { "--requests" }
+        ),
+    };
+    if run.warmup_auto {
+        return Err(refuse(auto, "the warm-up is read from every replication of a scenario"));
+    }
+    if run.precision.is_some() {
+        return Err(refuse(
+            precision,
+            "whether a row doubles its run is read from all of its replications",
+        ));
+    }
+    Ok(())
+}
+
+/// A hash of everything that decides the command's output: the resolved experiment (scenarios,
+/// run lengths, what is reported) and the replications and seed. Output options (format, file,
+/// threads) are left out: they never change the numbers. 64-bit FNV-1a over the configuration's
+/// `Debug` form (floats print there in their shortest round-trip form), as 16 hex digits.
+pub fn plan_hash(cfg: &Config) -> String {
+    let text =
+        format!("{:?}\nseeds {}\nseed {}", cfg.experiment, cfg.common.seeds, cfg.common.seed);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// Runs task `i` of a queueing plan: replication `i % seeds` of scenario `i / seeds`.
+fn run_task(scenarios: &[Scenario], runs: &[RunConfig], c: &Common, i: u64) -> RepStats {
+    let s = (i / c.seeds) as usize;
+    experiment::run_replication(&scenarios[s], &runs[s], c.seed, i % c.seeds)
+}
+
+/// Runs `f` over the tasks of `shard` in parallel on `--threads` workers; returns the results in
+/// task order.
+fn run_shard<R: Send>(
+    c: &Common,
+    tasks: u64,
+    shard: Shard,
+    f: impl Fn(u64) -> R + Sync + Send,
+) -> Vec<(u64, R)> {
+    let indices: Vec<u64> = shard.tasks(tasks).collect();
+    let work = || indices.par_iter().with_max_len(1).map(|&i| (i, f(i))).collect();
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = c.threads {
+        builder = builder.num_threads(n);
+    }
+    match builder.build() {
+        Ok(pool) => pool.install(work),
+        Err(_) => work(),
+    }
+}
+
+/// The outcome of one scenario from its replications, in replication order, as
+/// [`experiment::run_scenarios`] makes it for a fixed run length.
+fn outcome(reps: Vec<RepStats>, run: &RunConfig) -> Outcome {
+    let summary = Summary::from_reps(&reps, run.requests);
+    let events = reps.iter().map(|r| r.events).sum();
+    Outcome { reps, summary, events }
+}
+
+/// The command's rows and report from every task's result, in task order.
+fn summarise(cfg: &Config, plan: &Plan, merged: &Merged) -> Results {
+    let c = &cfg.common;
+    match (plan, merged) {
+        (Plan::Bins(_), Merged::Loads(loads)) => {
+            let Experiment::Bins(b) = &cfg.experiment else { unreachable!("a bins plan") };
+            let (rows, report, events) = bins::summarise(b, c, loads);
+            with_events(Rows::Bins(rows), report, events)
+        }
+        (Plan::Queueing { scenarios, runs }, Merged::Reps(reps)) => {
+            let mut reps = reps.iter().cloned();
+            let outcomes: Vec<Outcome> = runs
+                .iter()
+                .map(|run| outcome(reps.by_ref().take(c.seeds as usize).collect(), run))
+                .collect();
+            let events = experiment::total_events(&outcomes);
+            let (rows, report) = match &cfg.experiment {
+                Experiment::Fixed(f) => {
+                    let (rows, report) = fixed::summarise(f, c, scenarios, &outcomes);
+                    (Rows::Fixed(rows), report)
+                }
+                Experiment::Homo(h) => {
+                    let (rows, report) = homo::summarise(h, c, scenarios, &outcomes);
+                    (Rows::Homo(rows), report)
+                }
+                Experiment::Hetero(h) => {
+                    let (rows, report) = hetero::summarise(h, c, scenarios, &outcomes);
+                    (Rows::Hetero(rows), report)
+                }
+                Experiment::Stale(s) => {
+                    let (rows, report) = stale::summarise(s, c, scenarios, &outcomes);
+                    (Rows::Stale(rows), report)
+                }
+                Experiment::Run(r) => {
+                    let mut outcomes = outcomes.into_iter();
+                    let per_point: Vec<Vec<Outcome>> = r
+                        .points
+                        .iter()
+                        .map(|p| outcomes.by_ref().take(p.policies.len()).collect())
+                        .collect();
+                    let (rows, report) = run::summarise(r, c, &per_point);
+                    (Rows::Run(rows), report)
+                }
+                _ => unreachable!("a queueing plan comes from a queueing command"),
+            };
+            with_events(rows, report, events)
+        }
+        _ => unreachable!("records are read as the plan's kind"),
+    }
+}
+
+fn with_events(rows: Rows, mut report: Report, events: u64) -> Results {
+    report.run.events = events;
+    Results { rows, report }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_k_of_n() {
+        assert_eq!(Shard::parse("0/1").unwrap(), Shard { index: 0, count: 1 });
+        assert_eq!(Shard::parse("6/7").unwrap(), Shard { index: 6, count: 7 });
+        for bad in ["", "1", "/", "1/", "/2", "2/2", "3/2", "0/0", "-1/2", "+1/2", "1/2/3", " 1/2"]
+        {
+            assert!(Shard::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn shards_partition_the_tasks() {
+        for n in [1, 3, 7, 20] {
+            let mut all: Vec<u64> =
+                (0..n).flat_map(|k| Shard { index: k, count: n }.tasks(17)).collect();
+            all.sort_unstable();
+            assert_eq!(all, (0..17).collect::<Vec<_>>(), "N = {n}");
+        }
+        assert_eq!(Shard { index: 2, count: 3 }.tasks(9).collect::<Vec<_>>(), [2, 5, 8]);
+    }
+}

@@ -1,0 +1,210 @@
+//! Raw records: what a shard writes, one JSON object per line.
+//!
+//! ```text
+//! {"manifest":{"lbsim":"0.1.0","command":["homo","--loads","0.9","--shard","1/4"],"plan":"…","tasks":12,"shards":4,"shard":1}}
+//! {"task":{"index":1,"scenario":0,"replication":1,"result":{…}}}
+//! {"task":{"index":5,"scenario":1,"replication":0,"result":{…}}}
+//! {"end":{"tasks":3}}
+//! ```
+//!
+//! A queueing task's `result` is the replication's [`RepStats`] as serde writes it: measured
+//! requests and their sojourn sum, the halves of the measured window, the latency histogram as
+//! sparse buckets (`[lowest value in microunits, count]`), the largest queue, events, per-server
+//! dispatches, the queue-length level areas (`fixed`), the stop reason, the sojourn series of the
+//! steady-state verdict and the warm-up; fields added to `RepStats` are carried along. A `bins`
+//! task's result is the max load. Floats are written in their shortest round-trip form and read
+//! back exactly (serde_json's `float_roundtrip`); every record is read back before it is written,
+//! so a value JSON cannot hold (a NaN) stops the shard instead of corrupting the merge.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::{Plan, Shard, plan_hash, run_shard, run_task};
+use crate::config::Config;
+use crate::experiment::{Progress, bins};
+
+/// The lbsim version that writes and merges raw records.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The first line of a shard's records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The lbsim version that wrote the records.
+    pub lbsim: String,
+    /// The command line after `lbsim`, as given.
+    pub command: Vec<String>,
+    /// [`plan_hash`] of the command.
+    pub plan: String,
+    /// Tasks of the whole command.
+    pub tasks: u64,
+    /// `N`.
+    pub shards: u64,
+    /// `K`.
+    pub shard: u64,
+}
+
+/// One task's result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Task<R> {
+    /// Its index: `scenario * seeds + replication`.
+    pub index: u64,
+    /// The scenario (row order; a `bins` case).
+    pub scenario: u64,
+    /// The replication.
+    pub replication: u64,
+    /// What it measured.
+    pub result: R,
+}
+
+/// The last line: how many task lines the shard wrote.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct End {
+    /// Task lines between the manifest and this line.
+    pub tasks: u64,
+}
+
+/// A line of raw records.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Line<R> {
+    /// The manifest.
+    Manifest(Manifest),
+    /// A task.
+    Task(Task<R>),
+    /// The end.
+    End(End),
+}
+
+/// Runs `shard` of `plan`; returns its raw records and the events simulated.
+pub(super) fn write(
+    cfg: &Config,
+    plan: &Plan,
+    shard: Shard,
+    argv: &[String],
+    progress: Progress,
+) -> (String, u64) {
+    let c = &cfg.common;
+    let tasks = plan.tasks(c);
+    let manifest = Manifest {
+        lbsim: VERSION.into(),
+        command: argv.to_vec(),
+        plan: plan_hash(cfg),
+        tasks,
+        shards: shard.count,
+        shard: shard.index,
+    };
+    let mut out = line::<()>(&Line::Manifest(manifest));
+    let (lines, events) = match plan {
+        Plan::Queueing { scenarios, runs } => {
+            let results = run_shard(c, tasks, shard, |i| {
+                let r = run_task(scenarios, runs, c, i);
+                progress.done();
+                r
+            });
+            let events = results.iter().map(|(_, r)| r.events).sum();
+            (task_lines(results, c.seeds), events)
+        }
+        Plan::Bins(cases) => {
+            let results = run_shard(c, tasks, shard, |i| {
+                let m = bins::task(cases[(i / c.seeds) as usize], c.seed, i % c.seeds);
+                progress.done();
+                m
+            });
+            let events = results.iter().map(|&(i, _)| cases[(i / c.seeds) as usize].0).sum();
+            (task_lines(results, c.seeds), events)
+        }
+    };
+    let count = lines.len() as u64;
+    for l in lines {
+        out.push_str(&l);
+    }
+    out.push_str(&line::<()>(&Line::End(End { tasks: count })));
+    (out, events)
+}
+
+/// The task lines of `results`, each checked to read back as written.
+fn task_lines<R: Serialize + DeserializeOwned>(results: Vec<(u64, R)>, seeds: u64) -> Vec<String> {
+    results
+        .into_iter()
+        .map(|(index, result)| {
+            let task = Task { index, scenario: index / seeds, replication: index % seeds, result };
+            let text = line(&Line::Task(task));
+            let back: Result<Line<R>, _> = serde_json::from_str(&text);
+            let again = back.map(|l| line(&l));
+            assert!(
+                again.as_ref().is_ok_and(|a| *a == text),
+                "task {index}'s result does not survive JSON exactly: {again:?}"
+            );
+            text
+        })
+        .collect()
+}
+
+/// `l` as one line of JSON, newline included.
+fn line<R: Serialize>(l: &Line<R>) -> String {
+    let mut s = serde_json::to_string(l).expect("raw records serialise");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::{Scenario, run_replication};
+    use crate::model::Farm;
+    use crate::policy::PolicyKind;
+    use crate::stats::RepStats;
+
+    /// A replication read back from its record equals the one written, field by field (the
+    /// histogram bucket by bucket, with its count, minimum and maximum), and so do its readings.
+    #[test]
+    fn a_replication_survives_its_record() {
+        let mut sc = Scenario::live(Farm::homogeneous(10, 0.9), PolicyKind::PnC(2), 10.0);
+        sc.track_levels = true;
+        let run = crate::config::RunConfig::new(500, 4000, 1000);
+        let rep = run_replication(&sc, &run, 7, 3);
+        let text = line(&Line::Task(Task { index: 3, scenario: 0, replication: 3, result: &rep }));
+        let Line::Task(back) = serde_json::from_str::<Line<RepStats>>(&text).unwrap() else {
+            panic!("a task line");
+        };
+        let r = back.result;
+        assert_eq!(r.hist, rep.hist);
+        assert_eq!(r.series, rep.series);
+        assert_eq!(r.sum.to_bits(), rep.sum.to_bits());
+        assert_eq!(r.first_half.1.to_bits(), rep.first_half.1.to_bits());
+        assert_eq!(r.second_half.1.to_bits(), rep.second_half.1.to_bits());
+        assert_eq!(r.server_time.to_bits(), rep.server_time.to_bits());
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&r.level_area), bits(&rep.level_area));
+        assert_eq!(
+            (r.requests, r.max_queue, r.events, &r.picks, r.stops, r.warmup),
+            (rep.requests, rep.max_queue, rep.events, &rep.picks, rep.stops, rep.warmup)
+        );
+        for q in [0.5, 0.99, 0.999] {
+            assert_eq!(r.quantile(q).to_bits(), rep.quantile(q).to_bits());
+        }
+        // And once more: the text is a fixed point.
+        assert_eq!(
+            line(&Line::Task(Task { index: 3, scenario: 0, replication: 3, result: r })),
+            text
+        );
+    }
+
+    #[test]
+    fn floats_that_need_all_their_digits_round_trip() {
+        let mut rep = RepStats::default();
+        for x in [0.1 + 0.2, 1.0 / 3.0, 5e-324, f64::MAX, 2.0f64.sqrt() * 1e300, 123456.789e-300] {
+            rep.sum = x;
+            let text = serde_json::to_string(&rep).unwrap();
+            let back: RepStats = serde_json::from_str(&text).unwrap();
+            assert_eq!(back.sum.to_bits(), x.to_bits(), "{x:e}");
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "does not survive JSON")]
+    fn a_nan_stops_the_shard() {
+        let rep = RepStats { sum: f64::NAN, ..RepStats::default() };
+        task_lines(vec![(0, rep)], 1);
+    }
+}

@@ -1,0 +1,364 @@
+//! `--shard K/N` and `lbsim merge`: shards merged give the whole command's bytes, and shards that
+//! do not make a whole are refused with one line and status 2.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::util::{lbsim, lbsim_ok};
+
+/// A fresh directory for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("shard-{name}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs shards `0..n` of `args`, each into its own file; returns the files in shard order.
+fn shards(dir: &Path, args: &[&str], n: u64) -> Vec<PathBuf> {
+    (0..n)
+        .map(|k| {
+            let file = dir.join(format!("shard-{k}-of-{n}.jsonl"));
+            let shard = format!("{k}/{n}");
+            let out = file.to_str().unwrap();
+            let extra = ["--shard", shard.as_str(), "-o", out];
+            let printed = lbsim_ok(&[args, &extra[..]].concat());
+            assert!(printed.is_empty(), "a shard with -o prints nothing on stdout");
+            file
+        })
+        .collect()
+}
+
+fn merge(files: &[&PathBuf], extra: &[&str]) -> Output {
+    let mut args: Vec<&str> = vec!["merge"];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    args.extend(extra);
+    lbsim(&args)
+}
+
+fn merge_ok(files: &[&PathBuf], extra: &[&str]) -> String {
+    let out = merge(files, extra);
+    assert!(out.status.success(), "merge failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `lbsim merge -` with `input` on stdin.
+fn merge_stdin(input: &[u8], extra: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lbsim"))
+        .args([&["merge", "-"], extra].concat())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The JSON output without its `run` object (wall time), and that object's event count.
+fn json_without_run(text: &str) -> (serde_json::Value, u64) {
+    let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+    let run = v.as_object_mut().unwrap().remove("run").expect("a run object");
+    (v, run["events"].as_u64().unwrap())
+}
+
+/// For N = 1, 3 and 7: the shards merged, in shard order, in reverse order and through stdin,
+/// print the whole command's table and CSV byte for byte (and its JSON, `run` timing apart).
+///
+/// Three replications or more: the sum of two floats does not depend on their order, the sum of
+/// three does, so a merge that added replications out of order would show.
+fn merged_equals_whole(name: &str, args: &[&str]) {
+    let dir = scratch(name);
+    let table = lbsim_ok(args);
+    let csv = lbsim_ok(&[args, &["--format", "csv"]].concat());
+    let json = lbsim_ok(&[args, &["--format", "json"]].concat());
+    assert!(csv.lines().count() > 2, "{name}: the test needs several rows:\n{csv}");
+    for n in [1, 3, 7] {
+        let files = shards(&dir, args, n);
+        let in_order: Vec<&PathBuf> = files.iter().collect();
+        let reversed: Vec<&PathBuf> = files.iter().rev().collect();
+        assert_eq!(merge_ok(&in_order, &[]), table, "{name}: N = {n}, table");
+        assert_eq!(merge_ok(&reversed, &["--format", "csv"]), csv, "{name}: N = {n}, reversed");
+        let mut all = Vec::new();
+        for f in files.iter().skip(1).chain(files.iter().take(1)) {
+            all.extend(std::fs::read(f).unwrap());
+        }
+        let out = merge_stdin(&all, &["--format", "csv"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), csv, "{name}: N = {n}, stdin");
+        if n == 3 {
+            let merged = merge_ok(&reversed, &["--format", "json"]);
+            assert_eq!(json_without_run(&merged), json_without_run(&json), "{name}: JSON");
+            let file = dir.join("merged.csv");
+            let printed = merge_ok(&in_order, &["--format", "csv", "-o", file.to_str().unwrap()]);
+            assert!(printed.is_empty());
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), csv, "{name}: -o");
+        }
+    }
+}
+
+#[test]
+fn homo_shards_merge_to_the_whole() {
+    merged_equals_whole(
+        "homo",
+        &[
+            "homo",
+            "--loads",
+            "0.8,0.9",
+            "--policies",
+            "random,p2c,jsq",
+            "--requests",
+            "2000",
+            "--warmup",
+            "200",
+            "--seeds",
+            "3",
+            "--quantiles",
+            "50,99.9",
+            "--baseline",
+            "p2c",
+        ],
+    );
+}
+
+#[test]
+fn stale_shards_merge_to_the_whole() {
+    merged_equals_whole(
+        "stale",
+        &[
+            "stale",
+            "--servers",
+            "20",
+            "--periods",
+            "0,2",
+            "--policies",
+            "random,jsq,jsq-local",
+            "--requests",
+            "2000",
+            "--warmup",
+            "200",
+            "--seeds",
+            "3",
+        ],
+    );
+}
+
+#[test]
+fn fixed_shards_merge_to_the_whole() {
+    merged_equals_whole(
+        "fixed",
+        &[
+            "fixed",
+            "--n",
+            "20",
+            "--d",
+            "1,2",
+            "--requests",
+            "4000",
+            "--warmup",
+            "400",
+            "--seeds",
+            "3",
+        ],
+    );
+}
+
+#[test]
+fn a_merge_draws_the_figure_of_the_whole() {
+    let dir = scratch("plot");
+    let args =
+        ["stale", "--servers", "20", "--periods", "0,2", "--requests", "2000", "--seeds", "3"];
+    let whole = dir.join("whole.svg");
+    lbsim_ok(&[&args[..], &["--plot", whole.to_str().unwrap()]].concat());
+    let files = shards(&dir, &args, 3);
+    let merged = dir.join("merged.svg");
+    merge_ok(&files.iter().collect::<Vec<_>>(), &["--plot", merged.to_str().unwrap()]);
+    let svg = std::fs::read_to_string(&merged).unwrap();
+    assert!(svg.contains("<svg"));
+    assert_eq!(svg, std::fs::read_to_string(&whole).unwrap());
+    let homo = shards(&dir, &small("2"), 1);
+    refused(&merge(&[&homo[0]], &["--plot", merged.to_str().unwrap()]), "fixed and stale only");
+}
+
+#[test]
+fn bins_shards_merge_to_the_whole() {
+    merged_equals_whole("bins", &["bins", "--n", "100,1000", "--d", "1,2", "--seeds", "3"]);
+}
+
+#[test]
+fn run_shards_merge_to_the_whole() {
+    merged_equals_whole(
+        "run",
+        &[
+            "run",
+            "examples/scenarios/bursty.toml",
+            "--set",
+            "run.requests=2000",
+            "--set",
+            "run.warmup=200",
+            "--set",
+            "farm.groups=[{ name = \"s\", count = 20, rate = 1.0 }]",
+            "--seeds",
+            "3",
+        ],
+    );
+}
+
+#[test]
+fn hetero_shards_merge_to_the_whole() {
+    let args = [
+        "hetero",
+        "--slow",
+        "4",
+        "--fast",
+        "16",
+        "--policies",
+        "swrr,p2c,p2c-pewma",
+        "--requests",
+        "2000",
+        "--warmup",
+        "200",
+        "--seeds",
+        "3",
+        "--format",
+        "csv",
+    ];
+    let dir = scratch("hetero");
+    let files = shards(&dir, &args[..args.len() - 2], 3);
+    let files: Vec<&PathBuf> = files.iter().collect();
+    assert_eq!(merge_ok(&files, &["--format", "csv"]), lbsim_ok(&args));
+}
+
+/// Status 2 and exactly one line on stderr, containing `what`; nothing on stdout.
+fn refused(out: &Output, what: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "expected status 2, stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains(what), "expected {what:?} in: {err}");
+    assert!(out.stdout.is_empty());
+}
+
+const SMALL: [&str; 10] = [
+    "homo",
+    "--loads",
+    "0.9",
+    "--policies",
+    "random,p2c",
+    "--requests",
+    "1000",
+    "--warmup",
+    "100",
+    "--seeds",
+];
+
+fn small(seeds: &str) -> Vec<&str> {
+    [&SMALL[..], &[seeds]].concat()
+}
+
+#[test]
+fn a_missing_shard_is_named_with_its_tasks() {
+    let dir = scratch("missing");
+    let files = shards(&dir, &small("4"), 3);
+    // 8 tasks: shard 1 of 3 holds 1, 4 and 7.
+    refused(&merge(&[&files[0], &files[2]], &[]), "shard 1/3 missing: tasks 1, 4, 7");
+    let out = merge_stdin(&std::fs::read(&files[2]).unwrap(), &[]);
+    refused(&out, "shards 0/3, 1/3 missing: tasks 0, 1, 3, 4, 6, 7");
+}
+
+#[test]
+fn a_doubled_shard_is_named_with_its_tasks() {
+    let dir = scratch("doubled");
+    let files = shards(&dir, &small("4"), 3);
+    let copy = dir.join("copy.jsonl");
+    std::fs::copy(&files[2], &copy).unwrap();
+    let out = merge(&[&files[0], &files[1], &files[2], &copy], &[]);
+    refused(&out, "shard 2/3 given twice");
+    refused(&out, "tasks 2, 5");
+    refused(&merge(&[&files[0], &files[1], &files[1], &files[2]], &[]), "shard 1/3 given twice");
+}
+
+#[test]
+fn shards_of_different_commands_are_refused() {
+    let dir = scratch("commands");
+    let a = shards(&dir.join("a").tap_mkdir(), &small("4"), 2);
+    let b = shards(&dir.join("b").tap_mkdir(), &small("3"), 2);
+    refused(&merge(&[&a[0], &b[1]], &[]), "a shard of another command");
+    let c = shards(&dir.join("c").tap_mkdir(), &small("4"), 3);
+    refused(&merge(&[&a[0], &c[1]], &[]), "of another split");
+    let bins = shards(&dir.join("d").tap_mkdir(), &["bins", "--n", "100", "--seeds", "4"], 2);
+    refused(&merge(&[&a[0], &bins[1]], &[]), "a shard of another command");
+}
+
+#[test]
+fn shards_of_another_version_are_refused() {
+    let dir = scratch("version");
+    let files = shards(&dir, &small("2"), 2);
+    let text = std::fs::read_to_string(&files[1]).unwrap();
+    let ours = format!("\"lbsim\":\"{}\"", env!("CARGO_PKG_VERSION"));
+    assert!(text.starts_with(&format!("{{\"manifest\":{{{ours}")));
+    let old = dir.join("old.jsonl");
+    std::fs::write(&old, text.replacen(&ours, "\"lbsim\":\"0.0.1\"", 1)).unwrap();
+    refused(&merge(&[&files[0], &old], &[]), "raw records of lbsim 0.0.1");
+    refused(&merge(&[&old, &files[0]], &[]), "raw records of lbsim 0.0.1");
+}
+
+#[test]
+fn a_truncated_shard_is_refused() {
+    let dir = scratch("truncated");
+    let files = shards(&dir, &small("4"), 2);
+    let text = std::fs::read_to_string(&files[1]).unwrap();
+    // Cut inside the second task's record.
+    let second = text.match_indices('\n').nth(1).unwrap().0;
+    let cut = dir.join("cut.jsonl");
+    std::fs::write(&cut, &text[..second + 200]).unwrap();
+    refused(&merge(&[&files[0], &cut], &[]), "truncated");
+    // Cut at a line boundary: the end record is missing.
+    let lines: Vec<&str> = text.lines().collect();
+    std::fs::write(&cut, lines[..lines.len() - 2].join("\n") + "\n").unwrap();
+    refused(&merge(&[&files[0], &cut], &[]), "truncated: shard 1/2");
+    // A damaged line is named by its number.
+    let mut damaged: Vec<&str> = text.lines().collect();
+    damaged[2] = "{\"task\":{\"index\":";
+    std::fs::write(&cut, damaged.join("\n") + "\n").unwrap();
+    refused(&merge(&[&files[0], &cut], &[]), "cut.jsonl:3: not a raw record");
+    std::fs::write(&cut, "").unwrap();
+    refused(&merge(&[&cut, &files[0]], &[]), "empty");
+    refused(&merge_stdin(b"{\"manifest\":{\"lbsim\"", &[]), "not raw records");
+}
+
+#[test]
+fn what_cannot_be_sharded_is_refused() {
+    let base = small("2");
+    let no_warmup = ["homo", "--loads", "0.9", "--requests", "1000", "--seeds", "2"];
+    let with = |extra: &[&str]| lbsim(&[&no_warmup[..], extra, &["--shard", "0/2"]].concat());
+    refused(&with(&["--warmup", "auto"]), "--warmup auto");
+    refused(&with(&["--precision", "0.1"]), "--precision");
+    refused(&with(&["--format", "csv"]), "give --format to lbsim merge");
+    let stale = ["stale", "--requests", "1000", "--plot", "x.svg", "--shard", "0/2"];
+    refused(&lbsim(&stale), "give --plot to lbsim merge");
+    refused(&lbsim(&["swrr", "--shard", "0/2"]), "swrr");
+    refused(&lbsim(&["homo", "--print-scenario", "--shard", "0/2"]), "--print");
+    for bad in ["2/2", "1", "0/0", "a/b"] {
+        refused(&lbsim(&["homo", "--shard", bad]), "--shard");
+    }
+    let dir = scratch("refused");
+    let files = shards(&dir, &base, 1);
+    refused(&merge(&[&files[0]], &["--seeds", "3"]), "--seeds does not apply to merge");
+    refused(&merge(&[&files[0]], &["--shard", "0/1"]), "--shard does not apply to merge");
+}
+
+trait Mkdir {
+    fn tap_mkdir(self) -> Self;
+}
+
+impl Mkdir for PathBuf {
+    fn tap_mkdir(self) -> Self {
+        std::fs::create_dir_all(&self).unwrap();
+        self
+    }
+}
