@@ -1,33 +1,7 @@
 //! Many clients and the balancers of real systems (`info.clients`, `info.kind = "local"`,
 //! subsets, least-request, least-conn, random-two, aperture, jiq), through `lbsim run`.
 
-use std::path::PathBuf;
-
-use crate::util::lbsim_ok;
-
-/// A scratch directory of this test's own, removed when dropped.
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(name: &str) -> Dir {
-        let d = std::env::temp_dir().join(format!("lbsim-fleet-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, text).unwrap();
-        p.to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::util::{Dir, lbsim_ok};
 
 /// The CSV rows of `lbsim run` as maps from column to value.
 fn rows(csv: &str) -> Vec<std::collections::HashMap<String, String>> {
@@ -68,7 +42,7 @@ fn global_clients_give_exactly_the_numbers_of_one_client() {
     // their coins from the one policy stream in arrival order: K clients make the same choices
     // as one, whichever client each arrival belongs to. (rr keeps a pointer per client, so it is
     // expected to differ, and does.)
-    let dir = Dir::new("global");
+    let dir = Dir::new("fleet-global");
     let policies = r#""p2c", "jsq", "least-request", "least-request:mode=full-scan", "rr""#;
     let one = run(&dir, "one", policies, "clients = 1");
     let many = run(&dir, "many", policies, "clients = 8\nkind = \"global\"");
@@ -85,7 +59,7 @@ fn least_request_reproduces_p2c_repl_and_full_scan_jsq() {
     // agree within noise. The common requests make the paired difference far tighter than either
     // interval; 3 times the larger half-width is a loose bound that still fails on a wrong rule
     // (least-request with 2 choices is 25% slower than jsq here).
-    let dir = Dir::new("one-client");
+    let dir = Dir::new("fleet-one-client");
     let r = run(
         &dir,
         "lr",
@@ -104,7 +78,7 @@ fn least_request_reproduces_p2c_repl_and_full_scan_jsq() {
 fn local_information_herds_less_than_it_loses() {
     // 16 clients, each seeing only its own requests: least-request is worse than p2c with global
     // information (it sees 1/16 of the load) but far better than random.
-    let dir = Dir::new("local");
+    let dir = Dir::new("fleet-local");
     let r = run(
         &dir,
         "local",
@@ -121,7 +95,7 @@ fn local_information_herds_less_than_it_loses() {
 
 #[test]
 fn every_fleet_policy_runs_in_subsets_and_weighted_farms() {
-    let dir = Dir::new("subsets");
+    let dir = Dir::new("fleet-subsets");
     let text = r#"
 policies = ["least-request", "least-request:choices=3,bias=0.5", "least-conn", "random-two", "jiq:dispatchers=4", "p2c"]
 [farm]

@@ -3,31 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::util::{lbsim, lbsim_ok};
-
-/// A scratch directory of this test's own, removed when dropped.
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(name: &str) -> Dir {
-        let d = std::env::temp_dir().join(format!("lbsim-scenario-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, text).unwrap();
-        p.to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::util::{Dir, lbsim, lbsim_ok};
 
 fn column(csv: &str, name: &str) -> Vec<String> {
     let mut lines = csv.lines();
@@ -38,7 +14,7 @@ fn column(csv: &str, name: &str) -> Vec<String> {
 
 #[test]
 fn print_scenario_runs_to_the_same_numbers() {
-    let dir = Dir::new("round-trip");
+    let dir = Dir::new("scenario-round-trip");
     for command in [
         &["homo", "--requests", "1e5", "--warmup", "1e4"][..],
         &["hetero", "--requests", "1e5", "--warmup", "1e4"],
@@ -57,7 +33,7 @@ fn print_scenario_runs_to_the_same_numbers() {
 #[test]
 fn fixed_prints_a_scenario_with_its_mean_sojourns() {
     // fixed's rows are levels; its mean sojourn per (d, lambda) is the run's mean per policy.
-    let dir = Dir::new("fixed");
+    let dir = Dir::new("scenario-fixed");
     let command = ["fixed", "--n", "100", "--d", "1,2", "--requests", "1e5", "--warmup", "1e4"];
     let file = dir.file("fixed.toml", &lbsim_ok(&[&command[..], &["--print-scenario"]].concat()));
     let direct = lbsim_ok(&[&command[..], &["--format", "csv", "-q"]].concat());
@@ -78,7 +54,7 @@ fn fixed_prints_a_scenario_with_its_mean_sojourns() {
 
 #[test]
 fn a_sweep_is_a_grid_with_one_column_per_key() {
-    let dir = Dir::new("sweep");
+    let dir = Dir::new("scenario-sweep");
     let file = dir.file(
         "s.toml",
         r#"
@@ -133,7 +109,7 @@ seeds = 2
 
 #[test]
 fn bad_files_name_the_key_and_the_line() {
-    let dir = Dir::new("errors");
+    let dir = Dir::new("scenario-errors");
     let cases = [
         ("[farm]\nbogus = 3\n", ":2:", "bogus"),
         ("[run]\nrequests = 1.5\n", ":2:", "integer"),
@@ -166,7 +142,7 @@ fn bad_files_name_the_key_and_the_line() {
 
 #[test]
 fn print_shows_the_file_as_read_and_reads_back_the_same() {
-    let dir = Dir::new("print");
+    let dir = Dir::new("scenario-print");
     let file = dir.file("p.toml", "policies = [\"p2c-pewma:tau=5\"]\n[arrivals]\nrate = 45.0\n");
     let printed = lbsim_ok(&[
         "run",
@@ -221,7 +197,7 @@ fn a_trace_of_a_poisson_stream_replays_as_poisson_and_to_the_same_bytes() {
     // leaves out the arrivals' share of the variance: the tolerance is 3 half-widths.
     use lbsim::rng::StreamKey;
     use rand::RngExt;
-    let dir = Dir::new("trace");
+    let dir = Dir::new("scenario-trace");
     let mut rng = StreamKey::new(5, "trace-test").rng();
     let mut t = 0.0;
     let mut csv = String::from("time\n");

@@ -42,3 +42,29 @@ pub fn replicate(sc: Scenario, run: &RunConfig, seeds: u64, seed: u64) -> Vec<Re
 pub fn pooled(reps: &[RepStats]) -> RepStats {
     RepStats::merged(reps)
 }
+
+/// A scratch directory of a test's own, removed when dropped.
+pub struct Dir(pub std::path::PathBuf);
+
+impl Dir {
+    /// `lbsim-{name}-{pid}` under the system's temporary directory, empty.
+    pub fn new(name: &str) -> Dir {
+        let d = std::env::temp_dir().join(format!("lbsim-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Dir(d)
+    }
+
+    /// Writes `text` to `name` inside the directory; returns its path.
+    pub fn file(&self, name: &str, text: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
