@@ -211,7 +211,7 @@ policy_table! {
     /// `swrr`
     Swrr => Entry::new("swrr", "Swrr", "smooth weighted round robin, weights from rates (NGINX)"),
     /// `pNc`: N distinct choices (`p2c`, `p3c`, ...).
-    PnC(n) => Entry::new("pNc", "PnC", "shortest of N distinct uniform samples, tie to the first").family(2, MAX_CHOICES),
+    PnC(n) => Entry::new("pNc", "PnC", "shortest of N distinct uniform samples, first on ties").family(2, MAX_CHOICES),
     /// `p2c-repl`
     P2cRepl => Entry::new("p2c-repl", "P2cRepl", "two samples with replacement, 2nd if strictly shorter (Envoy)"),
     /// `jsq`
@@ -221,7 +221,7 @@ policy_table! {
     /// `p2c-pewma`
     P2cPewma => Entry::new("p2c-pewma", "P2cPeakEwma", "p2c on rtt x (queue + 1), Peak-EWMA rtt (tower)").live_only().min_servers(2).params(&["tau"]),
     /// `least-request`
-    LeastRequest => Entry::new("least-request", "LeastRequest", "Envoy: best of `choices` draws or a full scan; EDF if weights differ").params(&["choices", "mode", "bias"]),
+    LeastRequest => Entry::new("least-request", "LeastRequest", "Envoy least_request: N choices, full scan, or EDF").params(&["choices", "mode", "bias"]),
     /// `least-conn`
     LeastConn => Entry::new("least-conn", "LeastConn", "NGINX least_conn: fewest active per weight, round robin among ties"),
     /// `random-two`
@@ -231,9 +231,9 @@ policy_table! {
     /// `jiq`
     Jiq => Entry::new("jiq", "Jiq", "join-idle-queue: a server that reported idle, else a random one").params(&["dispatchers"]),
     /// `ring-hash`
-    RingHash => Entry::new("ring-hash", "RingHash", "the request key's server on a hash ring; bounded loads (HAProxy)").params(&["vnodes", "balance"]),
+    RingHash => Entry::new("ring-hash", "RingHash", "key's server on a hash ring, optionally bounded (HAProxy)").params(&["vnodes", "balance"]),
     /// `maglev`
-    Maglev => Entry::new("maglev", "MaglevHash", "the request key's server in a Maglev lookup table").params(&["table"]),
+    Maglev => Entry::new("maglev", "MaglevHash", "key's server in a Maglev lookup table").params(&["table"]),
 }
 
 /// The largest N of `pNc` (a pick samples N distinct servers, in O(N^2)).
