@@ -42,6 +42,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
+use super::feedback::{Monitor, ProbeReply, WindowRecorder};
 use super::record::Recorder;
 use super::replication::POST_CLASS;
 use super::{SimTime, Simulation};
@@ -63,6 +64,21 @@ enum Event {
     /// `farm.events[i]` takes effect.
     Rate(u32),
     Post,
+    // ----- feedback (see `feedback.rs`) -----
+    /// The servers send their load reports.
+    Report,
+    /// The policy's timer.
+    Timer,
+    /// A probe reaches server `server`.
+    ProbeAt {
+        server: u32,
+    },
+    /// A probe from `server` is back with what it read.
+    ProbeBack {
+        server: u32,
+        rif: u32,
+        latency: f64,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -405,6 +421,19 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
     if let Some(period) = info.post_period() {
         sim.schedule_class(SimTime::new(period), POST_CLASS, Event::Post).expect("future");
     }
+    // ----- feedback and series (see `feedback.rs`) -----
+    let mut monitor = P::FEEDBACK.then(|| Monitor::new(&farm.rates, farm.slots));
+    let mut windows = opts.series.map(|width| WindowRecorder::new(n, width));
+    let mut probes = Vec::new();
+    if P::FEEDBACK {
+        if let Some(p) = policy.report_period() {
+            schedule(&mut sim, p, Event::Report);
+        }
+        if let Some(p) = policy.timer_period() {
+            schedule(&mut sim, p, Event::Timer);
+        }
+    }
+    // ----- end feedback -----
 
     while let Some(event) = sim.next_event() {
         let now = sim.now();
@@ -421,6 +450,26 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                 let qlen = servers.len(s);
                 info.on_dispatch(s);
                 rec.joined(arrived, s, qlen, t);
+                // ----- feedback and series -----
+                if let Some(w) = &mut windows {
+                    w.changed(s, qlen, t);
+                    if arrived >= len.warmup {
+                        w.dispatched(s, t);
+                    }
+                }
+                if let Some(m) = &mut monitor {
+                    m.changed(s, qlen, t);
+                    policy.probes(now, &mut coins, &mut probes);
+                    let half = policy.probe_delay() / 2.0;
+                    for server in probes.drain(..) {
+                        if half > 0.0 {
+                            schedule(&mut sim, t + half, Event::ProbeAt { server: server as u32 });
+                        } else {
+                            policy.on_probe(server, m.probe(server, servers.len(server)), now);
+                        }
+                    }
+                }
+                // ----- end feedback -----
                 if rec.guard(qlen, opts.queue_guard, t) {
                     break;
                 }
@@ -441,12 +490,28 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                 rec.departed(job.index, job.arrival, sojourn, servers.len(s) + 1, t);
                 policy.on_departure(s, sojourn, now, job.tag);
                 info.on_departure(s);
+                // ----- feedback and series -----
+                let left = servers.len(s);
+                if let Some(w) = &mut windows {
+                    w.changed(s, left, t);
+                    if job.index >= len.warmup {
+                        w.departed(job.arrival, sojourn);
+                    }
+                }
+                if let Some(m) = &mut monitor {
+                    let response = m.departed(s, job.work, sojourn, left, t);
+                    policy.on_response(s, &response, now, job.tag);
+                }
+                // ----- end feedback -----
             }
             Event::Rate(i) => {
                 rec.stats.events += 1;
                 let change = &farm.events[i as usize];
                 for s in change.servers.clone() {
                     servers.set_rate(s, change.rate, t, &mut sim);
+                    if let Some(m) = &mut monitor {
+                        m.set_rate(s, change.rate);
+                    }
                 }
             }
             Event::Post => {
@@ -457,9 +522,35 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                         .expect("future");
                 }
             }
+            // ----- feedback (see `feedback.rs`) -----
+            Event::Report => {
+                let m = monitor.as_mut().expect("reports only with feedback");
+                policy.on_reports(&m.reports(t), now);
+                if !arrivals_over && let Some(p) = policy.report_period() {
+                    schedule(&mut sim, t + p, Event::Report);
+                }
+            }
+            Event::Timer => {
+                policy.on_timer(now);
+                if !arrivals_over && let Some(p) = policy.timer_period() {
+                    schedule(&mut sim, t + p, Event::Timer);
+                }
+            }
+            Event::ProbeAt { server } => {
+                let s = server as usize;
+                let m = monitor.as_ref().expect("probes only with feedback");
+                let ProbeReply { rif, latency } = m.probe(s, servers.len(s));
+                let back = t + policy.probe_delay() / 2.0;
+                schedule(&mut sim, back, Event::ProbeBack { server, rif, latency });
+            }
+            Event::ProbeBack { server, rif, latency } => {
+                policy.on_probe(server as usize, ProbeReply { rif, latency }, now);
+            } // ----- end feedback -----
         }
     }
-    rec.finish()
+    let mut stats = rec.finish();
+    stats.windows = windows.map(|w| w.finish(sim.now().get()));
+    stats
 }
 
 #[cfg(test)]

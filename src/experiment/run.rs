@@ -17,6 +17,7 @@ use super::{
 use crate::config::{Common, RunConfig};
 use crate::model::{Farm, Information};
 use crate::output::Report;
+use crate::output::series::{self, Pooled};
 use crate::policy::{PolicyKind, Tuning};
 use crate::scenario::{Spec, Warmup};
 
@@ -71,6 +72,9 @@ pub struct RunScenario {
     /// The points.
     #[serde(skip)]
     pub points: Vec<Point>,
+    /// `--series FILE`: where the per-window series goes.
+    #[serde(skip)]
+    pub series: Option<std::path::PathBuf>,
 }
 
 impl Point {
@@ -156,6 +160,9 @@ pub struct RunRow {
     /// Utilisation: the arrival rate over the farm's capacity at time 0 (a trace's is measured
     /// from its timestamps).
     pub load: f64,
+    /// `--series`: the replications' windows, pooled per group.
+    #[serde(skip)]
+    pub series: Option<Pooled>,
 }
 
 /// Runs the scenario; returns the rows, the report built from them and the number of events
@@ -195,6 +202,20 @@ pub fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Vec<RunRow>, R
     if cfg.points.iter().any(|p| p.heavy_tail) {
         report.notes.push(HEAVY_TAIL.into());
     }
+    // ----- --series -----
+    if cfg.series.is_some() {
+        let mut head = cfg.sweep.clone();
+        head.push("policy".into());
+        let lines: Vec<(Vec<String>, &Pooled)> = rows
+            .iter()
+            .filter_map(|r| {
+                let mut lead: Vec<String> = r.keys.values().map(json_cell).collect();
+                lead.push(r.policy.clone());
+                r.series.as_ref().map(|s| (lead, s))
+            })
+            .collect();
+        report.series = Some(series::csv(&head, &lines));
+    }
     (rows, report, events)
 }
 
@@ -217,6 +238,20 @@ fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
         stopped: s.stops,
         drift: s.drift,
         load: point.load,
+        series: Pooled::of(&o.reps, &groups(point)),
+    }
+}
+
+/// The farm's groups at `point`: name and number of servers, in farm order.
+fn groups(point: &Point) -> Vec<(String, usize)> {
+    point.spec.farm.groups.iter().map(|g| (g.name.clone(), g.count as usize)).collect()
+}
+
+/// A swept value as a CSV cell of `--series`.
+fn json_cell(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 

@@ -215,6 +215,8 @@ pub struct RepStats {
     pub series: Series,
     /// Arrivals simulated before measuring (the warm-up this replication ran with).
     pub warmup: u64,
+    /// The per-window series (`run --series`); not merged: each replication keeps its own.
+    pub windows: Option<crate::engine::Windows>,
 }
 
 impl RepStats {
