@@ -129,3 +129,59 @@ fn the_series_file_adds_up_to_the_rows() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_series_is_the_same_whatever_the_threads_and_bad_windows_are_refused() {
+    let dir = std::env::temp_dir().join(format!("lbsim-series-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |threads: &str, name: &str| {
+        let file = dir.join(name);
+        lbsim_ok(&[
+            "run",
+            "examples/scenarios/slow-backend.toml",
+            "--policies",
+            "p2c,prequal,c3",
+            "--set",
+            "run.requests=10000",
+            "--set",
+            "run.warmup=1000",
+            "--seeds",
+            "3",
+            "--threads",
+            threads,
+            "--series",
+            file.to_str().unwrap(),
+        ]);
+        std::fs::read(file).unwrap()
+    };
+    assert_eq!(run("1", "a.csv"), run("3", "b.csv"));
+    for bad in ["0", "-1", "x"] {
+        let out = crate::util::lbsim(&[
+            "run",
+            "examples/scenarios/slow-backend.toml",
+            "--series",
+            dir.join("c.csv").to_str().unwrap(),
+            "--series-window",
+            bad,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "--series-window {bad}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn feedback_policies_refuse_a_fleet_of_clients() {
+    // A fleet relays neither load reports nor probes to its clients: refused, not run blind.
+    for policy in ["wrr-orca", "prequal", "c3"] {
+        let out = crate::util::lbsim(&[
+            "run",
+            "examples/scenarios/slow-backend-fleet.toml",
+            "--policies",
+            policy,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{policy}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("info.clients") && err.contains(policy), "{err}");
+    }
+}
