@@ -524,6 +524,7 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
             }
             // ----- feedback (see `feedback.rs`) -----
             Event::Report => {
+                rec.stats.events += 1;
                 let m = monitor.as_mut().expect("reports only with feedback");
                 policy.on_reports(&m.reports(t), now);
                 if !arrivals_over && let Some(p) = policy.report_period() {
@@ -531,12 +532,14 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                 }
             }
             Event::Timer => {
+                rec.stats.events += 1;
                 policy.on_timer(now);
                 if !arrivals_over && let Some(p) = policy.timer_period() {
                     schedule(&mut sim, t + p, Event::Timer);
                 }
             }
             Event::ProbeAt { server } => {
+                rec.stats.events += 1;
                 let s = server as usize;
                 let m = monitor.as_ref().expect("probes only with feedback");
                 let ProbeReply { rif, latency } = m.probe(s, servers.len(s));
@@ -544,8 +547,10 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                 schedule(&mut sim, back, Event::ProbeBack { server, rif, latency });
             }
             Event::ProbeBack { server, rif, latency } => {
+                rec.stats.events += 1;
                 policy.on_probe(server as usize, ProbeReply { rif, latency }, now);
-            } // ----- end feedback -----
+                // ----- end feedback -----
+            }
         }
     }
     let mut stats = rec.finish();
