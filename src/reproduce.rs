@@ -211,6 +211,17 @@ fn slow_backend_section(ran: &[(&str, Rows)]) -> (String, String) {
              its own requests in flight (slow-backend-fleet.toml); the others as one balancer.\n\
              c3 is C3's replica ranking without its cubic rate control. Figure: slow_backend.svg.\n";
     text += &String::from_utf8(Table.serialize(&Report::new("slow", &(), &lines))).expect("UTF-8");
+    let fastest = adapt.iter().filter_map(|a| a.adapt).fold(f64::INFINITY, f64::min);
+    if fastest.is_finite() {
+        let names: Vec<&str> =
+            adapt.iter().filter(|a| a.adapt == Some(fastest)).map(|a| a.policy.as_str()).collect();
+        let _ = writeln!(
+            text,
+            "Fastest to adapt: {} ({} time units), each at the cost in its `needs` column.",
+            names.join(", "),
+            f(fastest)
+        );
+    }
     let series: Vec<(String, Vec<(f64, f64)>)> = rows
         .iter()
         .filter_map(|r| {
