@@ -286,6 +286,13 @@ pub struct ScenarioArgs {
     /// applied) instead of running it [default: run it]
     #[arg(long)]
     pub print: bool,
+    /// Write the time series of each row to FILE as CSV (`time,metric,value` per window of
+    /// simulated time: requests, share and mean queue per group, p50 and p99) [default: none]
+    #[arg(long, value_name = "FILE")]
+    pub series: Option<PathBuf>,
+    /// With --series: the window width in time units, above 0 [default: 10]
+    #[arg(long, allow_hyphen_values = true, value_name = "W")]
+    pub series_window: Option<String>,
 }
 
 /// Warm-up and measured arrivals, the runaway guard, and how results are read.

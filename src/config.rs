@@ -123,6 +123,9 @@ pub fn parse_count(option: &str, s: &str, min: u64, max: u64) -> Result<u64, Usa
     Ok(v)
 }
 
+/// The most windows `run --series` records per replication (memory: about 7 kB each).
+pub const SERIES_WINDOWS: f64 = 20_000.0;
+
 /// Parses a finite float and checks it with `ok`, whose description `accepted` ends the message.
 pub fn parse_f64(
     option: &str,
@@ -327,6 +330,9 @@ pub struct RunConfig {
     pub max_requests: Option<u64>,
     /// Extra sojourn quantiles (fractions, e.g. 0.999), in the order asked.
     pub quantiles: Vec<Quantile>,
+    /// `run --series`: record per-window series with windows of this width.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<f64>,
 }
 
 /// A sojourn quantile asked for with `--quantiles`.
@@ -349,6 +355,7 @@ impl RunConfig {
             precision: None,
             max_requests: None,
             quantiles: Vec::new(),
+            series: None,
         }
     }
 
@@ -640,7 +647,16 @@ fn run_config(
         ));
     }
     let queue_guard = parse_count("--queue-guard", &a.queue_guard, 1, limits::QUEUE_GUARD)? as u32;
-    Ok(RunConfig { warmup, requests, queue_guard, warmup_auto, precision, max_requests, quantiles })
+    Ok(RunConfig {
+        warmup,
+        requests,
+        queue_guard,
+        warmup_auto,
+        precision,
+        max_requests,
+        quantiles,
+        series: None,
+    })
 }
 
 fn policies(option: &str, s: &str, info: Info) -> Result<Vec<PolicyKind>, UsageError> {
@@ -806,6 +822,16 @@ fn run_scenario(
                 .into());
             }
         }
+        // ----- feedback policies: one client -----
+        if !spec.info.clients().is_single()
+            && let Some(p) = policies.iter().find(|p| p.kind.entry().one_client)
+        {
+            let e = format!(
+                "info.clients: '{}' learns from server feedback as one client; leave clients at 1",
+                p.label
+            );
+            return Err(keyed(e));
+        }
         if spec.info.subset.is_some()
             && let Some(p) = policies.iter().find(|p| p.kind == PolicyKind::Aperture)
         {
@@ -867,7 +893,35 @@ fn run_scenario(
     let servers = resolved.iter().map(|p| p.spec.rates().len()).max().unwrap_or(0);
     check_run_size(common.seeds, scenarios, common.threads, servers, "farm.groups")?;
     let scenario = source.spec_of(&source.table).map_err(keyed)?;
+    // ----- --series -----
+    let series = match (&a.series, &a.series_window) {
+        (None, Some(_)) => {
+            return Err(UsageError::Other("--series-window needs --series FILE".into()));
+        }
+        (None, None) => None,
+        (Some(path), w) => {
+            check_out("--series", path)?;
+            let width = match w {
+                Some(w) => parse_f64("--series-window", w, |x| x > 0.0, "expected a width > 0")?,
+                None => 10.0,
+            };
+            for p in &mut resolved {
+                let horizon = (p.run.warmup + p.run.requests) as f64
+                    / (p.load * p.spec.capacity()).max(f64::MIN_POSITIVE);
+                if horizon / width > SERIES_WINDOWS {
+                    let e = format!(
+                        "expected at most {SERIES_WINDOWS} windows over the run (about {horizon:.0} \
+                         time units)"
+                    );
+                    return Err(bad("--series-window", &width.to_string(), &e));
+                }
+                p.run.series = Some(width);
+            }
+            Some(path.clone())
+        }
+    };
     Ok(Experiment::Run(RunScenario {
+        series,
         file: source.file.clone(),
         name: first.name.clone(),
         sweep: resolved[0].keys.iter().map(|(k, _)| k.clone()).collect(),

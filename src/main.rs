@@ -73,6 +73,14 @@ fn main() -> ExitCode {
         Ok(plot) => plot,
         Err(e) => return cannot_write("--plot", cfg.common.plot.as_deref(), e, progress),
     };
+    let series_path = match &cfg.experiment {
+        lbsim::config::Experiment::Run(r) => r.series.as_deref(),
+        _ => None,
+    };
+    let series = match series_path.map(Destination::open).transpose() {
+        Ok(series) => series,
+        Err(e) => return cannot_write("--series", series_path, e, progress),
+    };
     if stdout_closed() && (out.is_stdout() || plot.as_ref().is_some_and(Destination::is_stdout)) {
         progress.finish();
         say("error: cannot write the output: stdout is closed");
@@ -93,6 +101,10 @@ fn main() -> ExitCode {
     if let Some(plot) = plot {
         let svg = lbsim::output::plot::svg(&results.rows).unwrap_or_default();
         outputs.push(("figure", plot, svg.into_bytes()));
+    }
+    if let Some(series) = series {
+        let csv = report.series.clone().unwrap_or_default();
+        outputs.push(("series", series, csv.into_bytes()));
     }
     // Stdout first, then the files to replace (written, not yet visible), then devices and FIFOs;
     // the renames come last, so a run whose output failed anywhere leaves no file behind.

@@ -24,7 +24,7 @@ use crate::output::{Csv, Exporter, Report, Table, plot, table::format_number};
 use crate::theory;
 
 /// The reproduced experiments: output file stem and the command line that produces it.
-pub const COMMANDS: [(&str, &str); 15] = [
+pub const COMMANDS: [(&str, &str); 18] = [
     ("bins", "lbsim bins"),
     ("fixed", "lbsim fixed"),
     ("homo", "lbsim homo --seeds 5 --baseline p2c"),
@@ -40,6 +40,18 @@ pub const COMMANDS: [(&str, &str); 15] = [
     ("fleet_subsets", "lbsim run examples/scenarios/subsets.toml"),
     ("fleet_hashing", "lbsim run examples/scenarios/hashing.toml"),
     ("limit", "lbsim limit"),
+    (
+        "hetero_feedback",
+        "lbsim hetero --policies swrr,p2c,jsq,p2c-pewma,wrr-orca,prequal,c3,least-latency",
+    ),
+    (
+        "slow_backend",
+        "lbsim run examples/scenarios/slow-backend.toml --series /dev/null --series-window 10",
+    ),
+    (
+        "slow_backend_fleet",
+        "lbsim run examples/scenarios/slow-backend-fleet.toml --series /dev/null --series-window 10",
+    ),
 ];
 
 /// A generated file: its name inside `results/` and its bytes.
@@ -122,8 +134,108 @@ pub fn generate(threads: Option<usize>, progress: Progress) -> Result<Vec<Artifa
     text += &String::from_utf8(Table.serialize(&Report::new("subset", &(), &subset_checks(&r))))
         .expect("UTF-8");
     text += &hash_section(r.hash);
+    // ----- the slow-backend experiment -----
+    let (section, svg) = slow_backend_section(&ran);
+    text += &section;
+    files.push(("slow_backend.svg".to_string(), svg.into_bytes()));
     files.push(("results.txt".to_string(), text.into_bytes()));
     Ok(files)
+}
+
+/// When the degraded group of `slow-backend.toml` slows down and recovers, and about when its
+/// measured arrivals end (1.1M arrivals at 70 per unit time).
+const SLOW_T1: f64 = 2000.0;
+const SLOW_T2: f64 = 8000.0;
+const SLOW_END: f64 = 15_700.0;
+
+/// What each policy of the slow-backend experiment needs from servers and what it costs.
+fn slow_backend_cost(policy: &str) -> &'static str {
+    match policy.split(':').next().unwrap_or_default() {
+        "random" | "rr" => "nothing",
+        "p2c" | "jsq" => "live queue lengths of the farm",
+        "least-request" => "own in-flight counts",
+        "p2c-pewma" | "least-latency" => "response times",
+        "wrr-orca" => "a load report per server per 10 units",
+        "prequal" => "3 probes per request",
+        "c3" => "queue and service time on each response",
+        _ => "",
+    }
+}
+
+/// The slow-backend table (results.txt) and its figure, from the two slow-backend runs.
+fn slow_backend_section(ran: &[(&str, Rows)]) -> (String, String) {
+    let rows: Vec<&experiment::run::RunRow> = ran
+        .iter()
+        .filter(|(stem, _)| stem.starts_with("slow_backend"))
+        .flat_map(|(_, rows)| match rows {
+            Rows::Run(r) => r.iter().collect::<Vec<_>>(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let adapt = experiment::adapt::adaptation(&rows, 0, SLOW_T1, SLOW_T2, SLOW_END);
+    #[derive(Serialize)]
+    struct Line<'a> {
+        policy: &'a str,
+        mean: String,
+        p99: String,
+        p99_slow: String,
+        share_before: String,
+        share_slow: String,
+        adapt: String,
+        recover: String,
+        needs: &'a str,
+    }
+    let opt = |x: Option<f64>| x.map_or("-".to_string(), f);
+    let lines: Vec<Line> = adapt
+        .iter()
+        .map(|a| Line {
+            policy: &a.policy,
+            mean: f(a.mean),
+            p99: f(a.p99),
+            p99_slow: f(a.p99_slow),
+            share_before: format!("{:.4}", a.share_before),
+            share_slow: format!("{:.4}", a.share_slow),
+            adapt: opt(a.adapt),
+            recover: opt(a.recover),
+            needs: slow_backend_cost(&a.policy),
+        })
+        .collect();
+    let mut text = String::from("\n== slow backend ==\n");
+    text += "Ten of 100 servers (the degraded group) drop to rate 0.2 at t = 2000 and recover at\n\
+             t = 8000; load 0.7, 5 replications of 1M measured arrivals after 100k (from t = 1430\n\
+             to about 15,700). Shares are the degraded group's fraction of the requests (0.1 is its\n\
+             fair share): over [1500, 2000) and over the last quarter of the slow period. p99_slow:\n\
+             the 99th percentile of the requests that arrived while it was slow (from 10-unit\n\
+             windows, to 2.3%). adapt: time from t = 2000 to the end of the first 10-unit window\n\
+             whose share has made 90% of the move to share_slow ('-': it moves by less than 0.01);\n\
+             recover: the same after t = 8000. least-request runs as 16 clients, each knowing only\n\
+             its own requests in flight (slow-backend-fleet.toml); the others as one balancer.\n\
+             c3 is C3's replica ranking without its cubic rate control. Figure: slow_backend.svg.\n";
+    text += &String::from_utf8(Table.serialize(&Report::new("slow", &(), &lines))).expect("UTF-8");
+    let fastest = adapt.iter().filter_map(|a| a.adapt).fold(f64::INFINITY, f64::min);
+    if fastest.is_finite() {
+        let names: Vec<&str> =
+            adapt.iter().filter(|a| a.adapt == Some(fastest)).map(|a| a.policy.as_str()).collect();
+        let _ = writeln!(
+            text,
+            "Fastest to adapt: {} ({} time units), each at the cost in its `needs` column.",
+            names.join(", "),
+            f(fastest)
+        );
+    }
+    let series: Vec<(String, Vec<(f64, f64)>)> = rows
+        .iter()
+        .filter_map(|r| {
+            let p = r.series.as_ref()?;
+            Some((r.policy.clone(), experiment::adapt::share_line(p, 0)))
+        })
+        .collect();
+    let svg = plot::share_figure(
+        "Slow backend: share of requests to the 10 slowed servers (slow from 2000 to 8000)",
+        &series,
+        &[SLOW_T1, SLOW_T2],
+    );
+    (text, svg)
 }
 
 /// Up to `max` readable descriptions of the lines where `got` differs from `expected`.

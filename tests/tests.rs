@@ -5,6 +5,7 @@ mod cli;
 mod determinism;
 mod engine;
 mod experiments;
+mod feedback;
 mod fleet;
 mod hashing;
 mod honest;

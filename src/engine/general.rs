@@ -42,6 +42,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
+use super::feedback::{Monitor, ProbeReply, WindowRecorder};
 use super::record::Recorder;
 use super::replication::POST_CLASS;
 use super::{SimTime, Simulation};
@@ -66,6 +67,21 @@ enum Event {
     Post,
     /// The earliest request the admission stage delayed is let through.
     Release,
+    // ----- feedback (see `feedback.rs`) -----
+    /// The servers send their load reports.
+    Report,
+    /// The policy's timer.
+    Timer,
+    /// A probe reaches server `server`.
+    ProbeAt {
+        server: u32,
+    },
+    /// A probe from `server` is back with what it read.
+    ProbeBack {
+        server: u32,
+        rif: u32,
+        latency: f64,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -416,6 +432,21 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
     if let Some(period) = info.post_period() {
         sim.schedule_class(SimTime::new(period), POST_CLASS, Event::Post).expect("future");
     }
+    // ----- feedback and series (see `feedback.rs`) -----
+    let mut fb = Feedback {
+        monitor: P::FEEDBACK.then(|| Monitor::new(&farm.rates, farm.slots)),
+        windows: opts.series.map(|width| WindowRecorder::new(n, width)),
+        probes: Vec::new(),
+    };
+    if P::FEEDBACK {
+        if let Some(p) = policy.report_period() {
+            schedule(&mut sim, p, Event::Report);
+        }
+        if let Some(p) = policy.timer_period() {
+            schedule(&mut sim, p, Event::Timer);
+        }
+    }
+    // ----- end feedback -----
 
     while let Some(event) = sim.next_event() {
         let now = sim.now();
@@ -434,7 +465,8 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                 let stop = match decision {
                     Decision::Admit => {
                         let mut farm_side = (&mut policy, &mut info, &mut servers, &mut coins);
-                        dispatch(&mut farm_side, &mut gate, &mut rec, &mut sim, job, len, opts)
+                        let ctx = (&mut gate, &mut rec, &mut sim, &mut fb);
+                        dispatch(&mut farm_side, ctx, job, len, opts)
                     }
                     Decision::Delay(at) => {
                         delayed.push_back(job);
@@ -463,19 +495,36 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                 rec.departed(job.index, job.arrival, sojourn, servers.len(s) + 1, t);
                 policy.on_departure(s, sojourn, now, job.tag);
                 info.on_departure(s);
+                // ----- feedback and series -----
+                let left = servers.len(s);
+                if let Some(w) = &mut fb.windows {
+                    w.changed(s, left, t);
+                    if job.index >= len.warmup {
+                        w.departed(job.arrival, sojourn);
+                    }
+                }
+                if let Some(m) = &mut fb.monitor {
+                    let response = m.departed(s, job.work, sojourn, left, t);
+                    policy.on_response(s, &response, now, job.tag);
+                }
+                // ----- end feedback -----
             }
             Event::Rate(i) => {
                 rec.stats.events += 1;
                 let change = &farm.events[i as usize];
                 for s in change.servers.clone() {
                     servers.set_rate(s, change.rate, t, &mut sim);
+                    if let Some(m) = &mut fb.monitor {
+                        m.set_rate(s, change.rate);
+                    }
                 }
             }
             Event::Release => {
                 rec.stats.events += 1;
                 let job = delayed.pop_front().expect("a release without a delayed request");
                 let mut farm_side = (&mut policy, &mut info, &mut servers, &mut coins);
-                if dispatch(&mut farm_side, &mut gate, &mut rec, &mut sim, job, len, opts) {
+                let ctx = (&mut gate, &mut rec, &mut sim, &mut fb);
+                if dispatch(&mut farm_side, ctx, job, len, opts) {
                     break;
                 }
             }
@@ -487,13 +536,49 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                         .expect("future");
                 }
             }
+            // ----- feedback (see `feedback.rs`) -----
+            Event::Report => {
+                rec.stats.events += 1;
+                let m = fb.monitor.as_mut().expect("reports only with feedback");
+                policy.on_reports(&m.reports(t), now);
+                if !arrivals_over && let Some(p) = policy.report_period() {
+                    schedule(&mut sim, t + p, Event::Report);
+                }
+            }
+            Event::Timer => {
+                rec.stats.events += 1;
+                policy.on_timer(now);
+                if !arrivals_over && let Some(p) = policy.timer_period() {
+                    schedule(&mut sim, t + p, Event::Timer);
+                }
+            }
+            Event::ProbeAt { server } => {
+                rec.stats.events += 1;
+                let s = server as usize;
+                let m = fb.monitor.as_ref().expect("probes only with feedback");
+                let ProbeReply { rif, latency } = m.probe(s, servers.len(s));
+                let back = t + policy.probe_delay() / 2.0;
+                schedule(&mut sim, back, Event::ProbeBack { server, rif, latency });
+            }
+            Event::ProbeBack { server, rif, latency } => {
+                rec.stats.events += 1;
+                policy.on_probe(server as usize, ProbeReply { rif, latency }, now);
+            } // ----- end feedback -----
         }
     }
     let mut stats = rec.finish();
     if let Some(g) = gate {
         stats.admission = g.stats;
     }
+    stats.windows = fb.windows.map(|w| w.finish(sim.now().get()));
     stats
+}
+
+/// What the feedback policies and `--series` keep during a replication (see `feedback.rs`).
+struct Feedback {
+    monitor: Option<Monitor>,
+    windows: Option<WindowRecorder>,
+    probes: Vec<usize>,
 }
 
 /// Sends `job` into the farm now: the policy picks a server; under adaptive throttling a server
@@ -502,9 +587,7 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
 #[inline]
 fn dispatch<P: Policy, I: InfoModel, V: Servers>(
     (policy, info, servers, coins): &mut (&mut P, &mut I, &mut V, &mut SimRng),
-    gate: &mut Option<Gate>,
-    rec: &mut Recorder,
-    sim: &mut Simulation<Event>,
+    (gate, rec, sim, fb): (&mut Option<Gate>, &mut Recorder, &mut Simulation<Event>, &mut Feedback),
     mut job: Job,
     len: RunLength,
     opts: SimOptions,
@@ -531,6 +614,26 @@ fn dispatch<P: Policy, I: InfoModel, V: Servers>(
     let qlen = servers.len(s);
     info.on_dispatch(s);
     rec.joined(job.index, s, qlen, t);
+    // ----- feedback and series -----
+    if let Some(w) = &mut fb.windows {
+        w.changed(s, qlen, t);
+        if job.index >= len.warmup {
+            w.dispatched(s, t);
+        }
+    }
+    if let Some(m) = &mut fb.monitor {
+        m.changed(s, qlen, t);
+        policy.probes(now, coins, &mut fb.probes);
+        let half = policy.probe_delay() / 2.0;
+        for server in fb.probes.drain(..) {
+            if half > 0.0 {
+                schedule(sim, t + half, Event::ProbeAt { server: server as u32 });
+            } else {
+                policy.on_probe(server, m.probe(server, servers.len(server)), now);
+            }
+        }
+    }
+    // ----- end feedback -----
     rec.guard(qlen, opts.queue_guard, t)
 }
 

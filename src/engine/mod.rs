@@ -20,12 +20,16 @@
 //!   single sift-down, so the common pop-then-push costs one `log n` pass instead of two;
 //! - the sift-down is bottom-up and branch-free in its choice of child.
 
+mod feedback;
 mod general;
 mod queue;
 mod record;
 mod replication;
 mod time;
 
+pub use feedback::{
+    BUCKETS, ProbeReply, Report, Response, Windows, bucket, bucket_quantile, bucket_upper,
+};
 pub use queue::EventQueue;
 pub use replication::{simulate, simulate_with};
 pub use time::SimTime;

@@ -7,6 +7,7 @@
 //! [`rng`](crate::rng) — and results are collected in scenario-then-replication order before being
 //! merged, so the output is byte-identical whatever the number of threads.
 
+pub mod adapt;
 pub mod bins;
 pub mod fixed;
 pub mod hash;
@@ -215,8 +216,12 @@ pub fn run_replication(sc: &Scenario, run: &RunConfig, seed: u64, rep: u64) -> R
         let k = if sc.workload.key.is_empty() { k } else { k.str(&sc.workload.key) };
         k.u64(rep)
     };
-    let opts =
-        SimOptions { info: sc.info, track_levels: sc.track_levels, queue_guard: run.queue_guard };
+    let opts = SimOptions {
+        info: sc.info,
+        track_levels: sc.track_levels,
+        queue_guard: run.queue_guard,
+        series: run.series,
+    };
     let mut params = PolicyParams::new(&sc.farm.rates, &sc.tuning);
     params.stream = key("policy-own");
     params.keys =

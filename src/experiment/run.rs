@@ -17,6 +17,7 @@ use super::{
 use crate::config::{Common, RunConfig};
 use crate::model::{Farm, Information};
 use crate::output::Report;
+use crate::output::series::{self, Pooled};
 use crate::policy::{PolicyKind, Tuning};
 use crate::scenario::{Spec, Warmup};
 
@@ -71,6 +72,9 @@ pub struct RunScenario {
     /// The points.
     #[serde(skip)]
     pub points: Vec<Point>,
+    /// `--series FILE`: where the per-window series goes.
+    #[serde(skip)]
+    pub series: Option<std::path::PathBuf>,
 }
 
 impl Point {
@@ -160,6 +164,9 @@ pub struct RunRow {
     /// With `[admission]`: what the limiter let through, summed over replications.
     #[serde(flatten)]
     pub admission: Option<AdmissionColumns>,
+    /// `--series`: the replications' windows, pooled per group.
+    #[serde(skip)]
+    pub series: Option<Pooled>,
 }
 
 /// The columns `[admission]` adds: measured requests offered, admitted and rejected, summed over
@@ -227,6 +234,20 @@ pub fn summarise(
     if cfg.points.iter().any(|p| p.heavy_tail) {
         report.notes.push(HEAVY_TAIL.into());
     }
+    // ----- --series -----
+    if cfg.series.is_some() {
+        let mut head = cfg.sweep.clone();
+        head.push("policy".into());
+        let lines: Vec<(Vec<String>, &Pooled)> = rows
+            .iter()
+            .filter_map(|r| {
+                let mut lead: Vec<String> = r.keys.values().map(json_cell).collect();
+                lead.push(r.policy.clone());
+                r.series.as_ref().map(|s| (lead, s))
+            })
+            .collect();
+        report.series = Some(series::csv(&head, &lines));
+    }
     (rows, report)
 }
 
@@ -259,6 +280,20 @@ fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
                 max_in_window: a.max_in_window,
             }
         }),
+        series: Pooled::of(&o.reps, &groups(point)),
+    }
+}
+
+/// The farm's groups at `point`: name and number of servers, in farm order.
+fn groups(point: &Point) -> Vec<(String, usize)> {
+    point.spec.farm.groups.iter().map(|g| (g.name.clone(), g.count as usize)).collect()
+}
+
+/// A swept value as a CSV cell of `--series`.
+fn json_cell(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
     }
 }
 

@@ -117,4 +117,6 @@ pub struct SimOptions {
     pub track_levels: bool,
     /// Stop the replication when a queue exceeds this length.
     pub queue_guard: u32,
+    /// Record the per-window series (`run --series`) with windows of this width.
+    pub series: Option<f64>,
 }

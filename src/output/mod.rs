@@ -10,6 +10,7 @@ pub mod dest;
 mod json;
 pub mod plot;
 pub mod progress;
+pub mod series;
 pub mod table;
 
 use serde::Serialize;
@@ -54,6 +55,8 @@ pub struct Report {
     /// When set, the output is this text whatever the format (a scenario file printed by
     /// `run --print` or `--print-scenario`).
     pub text: Option<String>,
+    /// `run --series`: the per-window series as CSV (written to its own file).
+    pub series: Option<String>,
 }
 
 impl Report {
@@ -83,6 +86,7 @@ impl Report {
             warnings: Vec::new(),
             run: RunInfo::default(),
             text: None,
+            series: None,
         }
     }
 }

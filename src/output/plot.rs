@@ -192,6 +192,65 @@ fn stale(rows: &[StaleRow]) -> String {
     out
 }
 
+// ===== the slow-backend figure =====
+
+/// More colours than [`PALETTE`] for figures with many policies.
+const MANY: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// One line per policy of a group's traffic share against time (`lines`: label and points),
+/// with the instants the group slowed down and recovered marked by vertical lines.
+pub fn share_figure(caption: &str, lines: &[(String, Vec<(f64, f64)>)], marks: &[f64]) -> String {
+    let x_max = lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).fold(1.0, f64::max);
+    let y_max = lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)).fold(0.0, f64::max) * 1.1;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (900, 520)).into_drawing_area();
+        root.fill(&WHITE).expect("drawing into a string");
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..x_max, 0.0..y_max.max(0.01))
+            .expect("valid ranges");
+        chart
+            .configure_mesh()
+            .x_desc("time (mean service times)")
+            .y_desc("share of requests sent to the slowed group")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.2}"))
+            .draw()
+            .expect("drawing into a string");
+        for &t in marks {
+            chart
+                .draw_series(LineSeries::new(vec![(t, 0.0), (t, y_max)], BLACK.mix(0.4)))
+                .expect("drawing into a string");
+        }
+        for (k, (name, points)) in lines.iter().enumerate() {
+            let color = MANY[k % MANY.len()];
+            chart
+                .draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(1)))
+                .expect("drawing into a string")
+                .label(name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight);
+        root.present().expect("drawing into a string");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

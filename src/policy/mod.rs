@@ -14,13 +14,16 @@
 //! and calls generic code with it.
 
 mod aperture;
+mod c3;
 mod fleet;
 mod jiq;
 mod jsq;
 mod least_conn;
+mod least_latency;
 mod least_request;
 mod peak_ewma;
 mod pnc;
+mod prequal;
 mod random;
 mod random_two;
 pub mod registry;
@@ -28,15 +31,19 @@ mod ring_hash;
 mod round_robin;
 mod swrr;
 mod tuning;
+mod wrr_orca;
 
 pub use aperture::Aperture;
+pub use c3::{C3, C3_ALPHA, C3Server};
 pub use fleet::Fleet;
 pub use jiq::Jiq;
 pub use jsq::Jsq;
 pub use least_conn::LeastConn;
+pub use least_latency::LeastLatency;
 pub use least_request::LeastRequest;
 pub use peak_ewma::{P2cPeakEwma, RttEstimate};
 pub use pnc::{P2cRepl, PnC};
+pub use prequal::{Prequal, PrequalConfig};
 pub use random::Random;
 pub use random_two::RandomTwo;
 pub use registry::{Info, PolicyKind, PolicyParams};
@@ -44,8 +51,10 @@ pub use ring_hash::{MaglevHash, RingHash};
 pub use round_robin::RoundRobin;
 pub use swrr::{SWRR_MAX_CYCLE, SmoothWrr, Swrr, integer_weights};
 pub use tuning::{DEFAULT_TAU, Tuning};
+pub use wrr_orca::{OrcaConfig, Scheduler as OrcaScheduler, WrrOrca};
 
 use crate::engine::SimTime;
+pub use crate::engine::{ProbeReply, Report, Response};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use rand::RngExt;
@@ -75,6 +84,46 @@ pub trait Policy {
     /// [`Self::TAGGED`]).
     #[inline]
     fn on_departure(&mut self, _server: usize, _sojourn: f64, _now: SimTime, _tag: u32) {}
+
+    // ----- feedback, timers and probes (the general loop only; see `engine::feedback`) -----
+
+    /// True if the policy reads server feedback, load reports, timers or probes: the general
+    /// loop then calls the hooks below (a policy that sets it sets [`Self::TAGGED`] too, so that
+    /// it runs the general loop).
+    const FEEDBACK: bool = false;
+
+    /// The response to a request the policy sent to `server`, with what the server attached;
+    /// called after [`Self::on_departure`], only when [`Self::FEEDBACK`].
+    #[inline]
+    fn on_response(&mut self, _server: usize, _response: &Response, _now: SimTime, _tag: u32) {}
+
+    /// How often the servers send load reports ([`Self::on_reports`]); `None`: never.
+    fn report_period(&self) -> Option<f64> {
+        None
+    }
+
+    /// Every server's load report over the period just ended, in server order.
+    fn on_reports(&mut self, _reports: &[Report], _now: SimTime) {}
+
+    /// How often [`Self::on_timer`] runs; `None`: never.
+    fn timer_period(&self) -> Option<f64> {
+        None
+    }
+
+    /// The policy's periodic timer.
+    fn on_timer(&mut self, _now: SimTime) {}
+
+    /// Probes to send right after a pick: pushes their servers onto `out` (drawing from `rng`).
+    #[inline]
+    fn probes(&mut self, _now: SimTime, _rng: &mut SimRng, _out: &mut Vec<usize>) {}
+
+    /// How long a probe takes to come back (it reads its server half way).
+    fn probe_delay(&self) -> f64 {
+        0.0
+    }
+
+    /// A probe sent to `server` came back with `reply`.
+    fn on_probe(&mut self, _server: usize, _reply: ProbeReply, _now: SimTime) {}
 }
 
 /// A uniform index in `0..n`.

@@ -67,6 +67,9 @@ pub struct Entry {
     /// Counts its own dispatches on the board: the name selects the update-on-dispatch board
     /// ([`BoardWithDispatch`](crate::info::BoardWithDispatch)) rather than a different policy.
     pub counts_dispatches: bool,
+    /// Learns from server feedback (reports, probes), which a fleet of clients does not relay:
+    /// runs with one client only.
+    pub one_client: bool,
 }
 
 impl Entry {
@@ -82,7 +85,13 @@ impl Entry {
             min_servers: MinServers::AtLeast(1),
             params: &[],
             counts_dispatches: false,
+            one_client: false,
         }
+    }
+
+    /// Runs with one client only (see [`Entry::one_client`]).
+    pub const fn one_client(self) -> Entry {
+        Entry { one_client: true, ..self }
     }
 
     /// Makes the entry a family over N in `min..=max`, needing N servers.
@@ -234,6 +243,14 @@ policy_table! {
     RingHash => Entry::new("ring-hash", "RingHash", "key's server on a hash ring, optionally bounded (HAProxy)").params(&["vnodes", "balance"]),
     /// `maglev`
     Maglev => Entry::new("maglev", "MaglevHash", "key's server in a Maglev lookup table").params(&["table"]),
+    /// `wrr-orca`
+    WrrOrca => Entry::new("wrr-orca", "WrrOrca", "gRPC weighted_round_robin: weights qps/utilization from server reports").live_only().one_client().params(&["blackout_period", "expiration_period", "weight_update_period", "report_period", "penalty"]),
+    /// `prequal`
+    Prequal => Entry::new("prequal", "Prequal", "Prequal: probe pool, hot-cold rule on requests in flight and latency").live_only().one_client().params(&["probe_rate", "pool", "max_age", "q_rif", "probe_delay"]),
+    /// `c3`
+    C3 => Entry::new("c3", "C3", "C3 replica ranking: R - 1/mu + q_hat^3/mu from feedback (no rate control)").live_only().one_client(),
+    /// `least-latency`
+    LeastLatency => Entry::new("least-latency", "LeastLatency", "lower EWMA latency of two random servers (least_time style)").live_only().min_servers(2).params(&["tau"]),
 }
 
 /// The largest N of `pNc` (a pick samples N distinct servers, in O(N^2)).
@@ -378,6 +395,25 @@ macro_rules! with_policy {
                     let (t, seed) = (p.tuning, p.shared.str("maglev").rng().next_u64());
                     MaglevHash::new(p.rates.len(), t.table as usize, seed, p.keys.clone())
                 };
+                $body
+            }
+            PolicyKind::WrrOrca => {
+                let $make = |p: &PolicyParams| {
+                    let start = p.stream.str("wrr-orca").rng().next_u32();
+                    WrrOrca::new(p.rates.len(), p.tuning.orca, start)
+                };
+                $body
+            }
+            PolicyKind::Prequal => {
+                let $make = |p: &PolicyParams| Prequal::new(p.rates.len(), p.tuning.prequal);
+                $body
+            }
+            PolicyKind::C3 => {
+                let $make = |p: &PolicyParams| C3::new(p.rates.len(), p.clients);
+                $body
+            }
+            PolicyKind::LeastLatency => {
+                let $make = |p: &PolicyParams| LeastLatency::new(p.rates.len(), p.tuning.tau);
                 $body
             }
             PolicyKind::Jiq => {
@@ -741,7 +777,8 @@ mod tests {
         let fleet =
             ["least-request", "least-conn", "random-two", "aperture", "jiq", "ring-hash", "maglev"];
         let common = ["random", "rr", "swrr", "pNc", "p2c-repl", "jsq"];
-        assert_eq!(live, [&common[..], &["p2c-pewma"], &fleet].concat());
+        let feedback = ["wrr-orca", "prequal", "c3", "least-latency"];
+        assert_eq!(live, [&common[..], &["p2c-pewma"], &fleet, &feedback].concat());
         assert_eq!(board, [&common[..], &["jsq-local"], &fleet].concat());
         assert_eq!(resolve("jsq-local", Info::Live), Err(NameError::NotAllowed));
         assert_eq!(resolve("p2c-pewma", Info::Board), Err(NameError::NotAllowed));
@@ -782,6 +819,10 @@ mod tests {
             ("jiq", 1),
             ("ring-hash", 1),
             ("maglev", 1),
+            ("wrr-orca", 1),
+            ("prequal", 1),
+            ("c3", 1),
+            ("least-latency", 2),
         ];
         let expected: Vec<(String, usize)> =
             expected.iter().map(|&(n, m)| (n.to_string(), m)).collect();
@@ -808,7 +849,8 @@ mod tests {
         assert_eq!(
             all,
             "random, rr, swrr, pNc (p2c, p3c, ... N from 2 to 100), p2c-repl, jsq, jsq-local, \
-             p2c-pewma, least-request, least-conn, random-two, aperture, jiq, ring-hash, maglev"
+             p2c-pewma, least-request, least-conn, random-two, aperture, jiq, ring-hash, maglev, \
+             wrr-orca, prequal, c3, least-latency"
         );
         assert!(!all.contains('\n'));
         assert_eq!(

@@ -24,6 +24,10 @@ pub struct Tuning {
     pub min_aperture: u32,
     /// `jiq`: idle queues, one per dispatcher (default 1).
     pub dispatchers: u32,
+    /// `wrr-orca`: blackout, expiration, weight update and report periods, error penalty.
+    pub orca: super::wrr_orca::OrcaConfig,
+    /// `prequal`: probe rate, pool size, probe age limit, RIF quantile, probe delay.
+    pub prequal: super::prequal::PrequalConfig,
 }
 
 /// Peak-EWMA decay constant when a policy does not give `tau`.
@@ -41,6 +45,8 @@ impl Default for Tuning {
             table: 65_537,
             min_aperture: 12,
             dispatchers: 1,
+            orca: super::wrr_orca::OrcaConfig::default(),
+            prequal: super::prequal::PrequalConfig::default(),
         }
     }
 }
@@ -93,6 +99,47 @@ impl Tuning {
             }
             "min_aperture" => self.min_aperture = count(1)?,
             "dispatchers" => self.dispatchers = count(1)?,
+            // ----- prequal -----
+            "probe_rate" => {
+                self.prequal.probe_rate = number()
+                    .filter(|&x| (0.0..=100.0).contains(&x))
+                    .ok_or("probe_rate must be a number from 0 to 100")?
+            }
+            "pool" => self.prequal.pool = count(1)? as usize,
+            "max_age" => {
+                self.prequal.max_age =
+                    number().filter(|&x| x > 0.0).ok_or("max_age must be a number > 0")?
+            }
+            "q_rif" => {
+                self.prequal.q_rif = number()
+                    .filter(|&x| (0.0..=1.0).contains(&x))
+                    .ok_or("q_rif must be a number from 0 to 1")?
+            }
+            "probe_delay" => {
+                self.prequal.probe_delay =
+                    number().filter(|&x| x >= 0.0).ok_or("probe_delay must be a number >= 0")?
+            }
+            // ----- wrr-orca -----
+            "blackout_period"
+            | "expiration_period"
+            | "weight_update_period"
+            | "report_period"
+            | "penalty" => {
+                let positive = !matches!(key, "blackout_period" | "penalty");
+                let x = number()
+                    .filter(|&x| if positive { x > 0.0 } else { x >= 0.0 })
+                    .ok_or_else(|| {
+                        format!("{key} must be a number {}", if positive { "> 0" } else { ">= 0" })
+                    })?;
+                let o = &mut self.orca;
+                match key {
+                    "blackout_period" => o.blackout = x,
+                    "expiration_period" => o.expiration = x,
+                    "weight_update_period" => o.update = x,
+                    "report_period" => o.report = x,
+                    _ => o.penalty = x,
+                }
+            }
             _ => return Err(format!("no parameter {key}")),
         }
         Ok(())

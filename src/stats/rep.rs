@@ -251,6 +251,8 @@ pub struct RepStats {
     pub warmup: u64,
     /// What the admission stage counted (all zero without one).
     pub admission: crate::admission::AdmissionStats,
+    /// The per-window series (`run --series`); not merged: each replication keeps its own.
+    pub windows: Option<crate::engine::Windows>,
 }
 
 impl RepStats {

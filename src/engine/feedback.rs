@@ -1,0 +1,368 @@
+//! What servers tell balancers, and the per-window series: the general loop's support for the
+//! balancers that learn from feedback (gRPC `weighted_round_robin`, Prequal, C3).
+//!
+//! - **Responses carry feedback** ([`Response`]): the sojourn, the service time (the request's
+//!   demand over the server's rate when it leaves) and the server's queue length after the request
+//!   left, as C3's servers piggy-back their queue size and service time on each response.
+//! - **Load reports** ([`Report`]): every [`Policy::report_period`](crate::policy::Policy) the
+//!   servers report their completions per unit time and their utilisation (the time-averaged
+//!   fraction of busy workers) over the period just ended, as an ORCA out-of-band stream reports
+//!   `rps_fractional` and `cpu_utilization`. All servers report at the same instants.
+//! - **Timers**: [`Policy::timer_period`](crate::policy::Policy) calls the policy back
+//!   periodically (gRPC's `weight_update_period`).
+//! - **Probes** ([`ProbeReply`]): a probe sent at `t` with delay `d` reaches its server at
+//!   `t + d/2`, reads the server's state there (requests in flight, and the server's estimate of
+//!   the latency of a request joining it now), and is back at the sender at `t + d`. With `d = 0`
+//!   it reads the state at the instant it is sent. Prequal's servers estimate latency as the
+//!   median latency of recent requests that ran at the current RIF; lbsim's servers estimate the
+//!   same quantity from their model: the median service time of their last [`RECENT`]
+//!   completions times the number of service times a request joining now waits for (its own, and
+//!   with `c` workers, `(rif + 1 - c) / c` more when all are busy).
+//!
+//! The article's loop never sees any of this: a policy that uses it is `TAGGED` and runs the
+//! general loop, which calls into [`Monitor`] only when [`Policy::FEEDBACK`](crate::policy::Policy)
+//! is set (a constant, so other policies pay nothing).
+//!
+//! [`Windows`] is the time series of `lbsim run --series`: per window of simulated time, the
+//! requests dispatched to each server, each server's time-averaged queue, and a histogram of the
+//! sojourns of the requests that arrived in it. Only measured requests (after the warm-up) count,
+//! so the per-window counts add up to the run's totals.
+
+use serde::{Deserialize, Serialize};
+
+/// What a response tells its sender beyond its own sojourn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Response {
+    /// Time from dispatch to response.
+    pub sojourn: f64,
+    /// Service time: the request's demand over the server's rate at its departure.
+    pub service: f64,
+    /// Requests left at the server (waiting and in service) after it.
+    pub queue: u32,
+}
+
+/// One server's load report over the last report period.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Report {
+    /// Completions per unit time.
+    pub qps: f64,
+    /// Time-averaged fraction of busy workers.
+    pub utilization: f64,
+}
+
+/// What a probe reads at its server.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProbeReply {
+    /// Requests in flight at the server (waiting and in service).
+    pub rif: u32,
+    /// The server's estimate of the latency of a request joining it now (see the module
+    /// documentation; the median service time is 1 until it has completed any).
+    pub latency: f64,
+}
+
+/// Completions a server remembers for its latency estimate.
+pub const RECENT: usize = 16;
+
+/// Per-server accounting for reports and probes.
+#[derive(Debug, Clone)]
+pub(super) struct Monitor {
+    slots: f64,
+    rates: Vec<f64>,
+    /// Busy-worker fraction integrated since the last report.
+    busy: Vec<f64>,
+    /// Current busy-worker fraction.
+    level: Vec<f64>,
+    /// When `busy` was last brought up to date.
+    since: Vec<f64>,
+    /// Completions since the last report.
+    done: Vec<u64>,
+    last_report: f64,
+    /// The last [`RECENT`] service times per server (a ring), and how many were recorded.
+    recent: Vec<([f64; RECENT], usize)>,
+}
+
+impl Monitor {
+    pub(super) fn new(rates: &[f64], slots: u32) -> Self {
+        let n = rates.len();
+        Monitor {
+            slots: f64::from(slots),
+            rates: rates.to_vec(),
+            busy: vec![0.0; n],
+            level: vec![0.0; n],
+            since: vec![0.0; n],
+            done: vec![0; n],
+            last_report: 0.0,
+            recent: vec![([0.0; RECENT], 0); n],
+        }
+    }
+
+    /// Server `s` holds `len` requests from `t` on.
+    #[inline]
+    pub(super) fn changed(&mut self, s: usize, len: u32, t: f64) {
+        self.integrate(s, t);
+        self.level[s] = (f64::from(len) / self.slots).min(1.0);
+    }
+
+    /// Brings `s`'s busy time up to `t`.
+    #[inline]
+    fn integrate(&mut self, s: usize, t: f64) {
+        self.busy[s] += self.level[s] * (t - self.since[s]);
+        self.since[s] = t;
+    }
+
+    /// A request of demand `work` left `s` at `t` after `sojourn`, leaving `len` there.
+    #[inline]
+    pub(super) fn departed(
+        &mut self,
+        s: usize,
+        work: f64,
+        sojourn: f64,
+        len: u32,
+        t: f64,
+    ) -> Response {
+        self.changed(s, len, t);
+        self.done[s] += 1;
+        let service = work / self.rates[s];
+        let (ring, k) = &mut self.recent[s];
+        ring[*k % RECENT] = service;
+        *k += 1;
+        Response { sojourn, service, queue: len }
+    }
+
+    /// Server `s` works at `rate` from now on.
+    pub(super) fn set_rate(&mut self, s: usize, rate: f64) {
+        self.rates[s] = rate;
+    }
+
+    /// Every server's report over the period ending at `t`; starts the next period.
+    pub(super) fn reports(&mut self, t: f64) -> Vec<Report> {
+        let span = t - self.last_report;
+        self.last_report = t;
+        (0..self.rates.len())
+            .map(|s| {
+                self.integrate(s, t);
+                let r = if span > 0.0 {
+                    Report { qps: self.done[s] as f64 / span, utilization: self.busy[s] / span }
+                } else {
+                    Report::default()
+                };
+                self.busy[s] = 0.0;
+                self.done[s] = 0;
+                r
+            })
+            .collect()
+    }
+
+    /// What a probe reads at `s`, which holds `len` requests.
+    pub(super) fn probe(&self, s: usize, len: u32) -> ProbeReply {
+        let waits = 1.0 + ((f64::from(len) + 1.0 - self.slots) / self.slots).max(0.0);
+        ProbeReply { rif: len, latency: recent_median(&self.recent[s]) * waits }
+    }
+}
+
+/// The median of the remembered service times (the lower middle of an even count); 1 if none.
+fn recent_median((ring, k): &([f64; RECENT], usize)) -> f64 {
+    let m = (*k).min(RECENT);
+    if m == 0 {
+        return 1.0;
+    }
+    let mut v: Vec<f64> = ring[..m].to_vec();
+    v.sort_by(f64::total_cmp);
+    v[(m - 1) / 2]
+}
+
+// ===== the series of `run --series` =====
+
+/// Latency histogram buckets per decade.
+pub const BUCKETS_PER_DECADE: u32 = 100;
+/// The smallest bucketed sojourn (below it: the first bucket).
+pub const BUCKET_FLOOR: f64 = 1e-3;
+/// Buckets: eight decades from [`BUCKET_FLOOR`], plus one below and one above.
+pub const BUCKETS: usize = 8 * BUCKETS_PER_DECADE as usize + 2;
+
+/// The bucket of a sojourn: 0 below [`BUCKET_FLOOR`], then [`BUCKETS_PER_DECADE`] per decade.
+#[inline]
+pub fn bucket(x: f64) -> usize {
+    if x < BUCKET_FLOOR {
+        return 0;
+    }
+    let b = ((x / BUCKET_FLOOR).log10() * f64::from(BUCKETS_PER_DECADE)).floor() as usize + 1;
+    b.min(BUCKETS - 1)
+}
+
+/// The upper edge of bucket `b` (the bucket's value in quantiles).
+pub fn bucket_upper(b: usize) -> f64 {
+    BUCKET_FLOOR * 10f64.powf(b as f64 / f64::from(BUCKETS_PER_DECADE))
+}
+
+/// The `q`-quantile of bucket counts: the upper edge of the bucket holding it; `NaN` if empty.
+pub fn bucket_quantile(counts: &[u64], q: f64) -> f64 {
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return f64::NAN;
+    }
+    let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
+    let mut seen = 0;
+    for (b, &c) in counts.iter().enumerate() {
+        seen += c;
+        if seen >= rank {
+            return bucket_upper(b);
+        }
+    }
+    bucket_upper(counts.len() - 1)
+}
+
+/// One replication's series: per window of `width` time units from time 0.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Windows {
+    /// The window width.
+    pub width: f64,
+    /// `picks[w][s]`: measured requests dispatched to server `s` during window `w`.
+    pub picks: Vec<Vec<u64>>,
+    /// `queue[w][s]`: the integral over window `w` of server `s`'s queue length.
+    pub queue: Vec<Vec<f64>>,
+    /// `latency[w]`: sojourn bucket counts ([`bucket`]) of the measured requests that arrived in
+    /// window `w`.
+    pub latency: Vec<Vec<u64>>,
+}
+
+/// Builds [`Windows`] during a replication.
+#[derive(Debug, Clone)]
+pub(super) struct WindowRecorder {
+    out: Windows,
+    n: usize,
+    /// Per server: its queue length and since when.
+    len: Vec<(u32, f64)>,
+}
+
+impl WindowRecorder {
+    pub(super) fn new(n: usize, width: f64) -> Self {
+        WindowRecorder { out: Windows { width, ..Windows::default() }, n, len: vec![(0, 0.0); n] }
+    }
+
+    fn window(&mut self, t: f64) -> usize {
+        let w = (t / self.out.width) as usize;
+        while self.out.picks.len() <= w {
+            self.out.picks.push(vec![0; self.n]);
+            self.out.queue.push(vec![0.0; self.n]);
+            self.out.latency.push(Vec::new());
+        }
+        w
+    }
+
+    /// Server `s` holds `len` requests from `t` on.
+    #[inline]
+    pub(super) fn changed(&mut self, s: usize, len: u32, t: f64) {
+        let (old, mut from) = self.len[s];
+        if old > 0 {
+            while from < t {
+                let w = self.window(from);
+                let end = (((w + 1) as f64) * self.out.width).min(t);
+                self.out.queue[w][s] += f64::from(old) * (end - from);
+                from = end;
+            }
+        }
+        self.len[s] = (len, t);
+    }
+
+    /// A measured request was dispatched to `s` at `t`.
+    #[inline]
+    pub(super) fn dispatched(&mut self, s: usize, t: f64) {
+        let w = self.window(t);
+        self.out.picks[w][s] += 1;
+    }
+
+    /// A measured request that arrived at `arrival` left after `sojourn`.
+    #[inline]
+    pub(super) fn departed(&mut self, arrival: f64, sojourn: f64) {
+        let w = self.window(arrival);
+        let h = &mut self.out.latency[w];
+        if h.is_empty() {
+            h.resize(BUCKETS, 0);
+        }
+        h[bucket(sojourn)] += 1;
+    }
+
+    /// The series, every server's queue integrated up to `t`.
+    pub(super) fn finish(mut self, t: f64) -> Windows {
+        for s in 0..self.n {
+            let len = self.len[s].0;
+            self.changed(s, len, t);
+        }
+        self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_are_completions_and_busy_time_over_the_period() {
+        let mut m = Monitor::new(&[1.0, 2.0], 1);
+        // Server 0 busy from 1 to 4 (one completion at 4), server 1 idle: over [0, 10] the
+        // report says 0.1 per unit time and 30% busy, then 0 and 0.
+        m.changed(0, 1, 1.0);
+        let r = m.departed(0, 3.0, 3.0, 0, 4.0);
+        assert_eq!(r, Response { sojourn: 3.0, service: 3.0, queue: 0 });
+        let reps = m.reports(10.0);
+        assert_eq!(reps[0], Report { qps: 0.1, utilization: 0.3 });
+        assert_eq!(reps[1], Report { qps: 0.0, utilization: 0.0 });
+        // A server busy across the report boundary: its busy time is split at the report.
+        m.changed(1, 2, 15.0);
+        let reps = m.reports(20.0);
+        assert_eq!(reps[1].utilization, 0.5);
+        assert_eq!(m.reports(30.0)[1].utilization, 1.0);
+        // Service time is the demand over the rate at departure.
+        assert_eq!(m.departed(1, 3.0, 9.0, 1, 31.0).service, 1.5);
+    }
+
+    #[test]
+    fn probes_read_the_median_service_time_times_the_requests_ahead() {
+        let mut m = Monitor::new(&[1.0], 1);
+        // Nothing completed: a service time of 1, times 3 + 1 requests.
+        assert_eq!(m.probe(0, 3), ProbeReply { rif: 3, latency: 4.0 });
+        for (i, x) in [5.0, 1.0, 3.0].into_iter().enumerate() {
+            m.departed(0, x, 9.0, 0, i as f64);
+        }
+        assert_eq!(m.probe(0, 0).latency, 3.0);
+        assert_eq!(m.probe(0, 1).latency, 6.0);
+        // Only the last RECENT count: after RECENT service times of 10 the old ones are gone.
+        for i in 0..RECENT {
+            m.departed(0, 10.0, 1.0, 0, 10.0 + i as f64);
+        }
+        assert_eq!(m.probe(0, 0).latency, 10.0);
+        // Two workers: a request joining one busy worker waits for nothing; joining two busy
+        // workers, for the first of two departures (half a service time); joining them and one
+        // waiting request, for two departures (one service time).
+        let two = Monitor::new(&[1.0], 2);
+        assert_eq!(two.probe(0, 1).latency, 1.0);
+        assert_eq!(two.probe(0, 2).latency, 1.5);
+        assert_eq!(two.probe(0, 3).latency, 2.0);
+    }
+
+    #[test]
+    fn buckets_are_a_hundred_per_decade_and_quantiles_read_upper_edges() {
+        assert_eq!(bucket(0.0), 0);
+        assert_eq!(bucket(1e-3), 1);
+        assert_eq!(bucket(1.0), 301);
+        assert_eq!(bucket(1e9), BUCKETS - 1);
+        assert!(bucket_upper(bucket(2.5)) >= 2.5 && bucket_upper(bucket(2.5)) < 2.5 * 1.024);
+        let mut counts = vec![0u64; BUCKETS];
+        counts[bucket(1.0)] = 99;
+        counts[bucket(50.0)] = 1;
+        assert_eq!(bucket_quantile(&counts, 0.5), bucket_upper(bucket(1.0)));
+        assert_eq!(bucket_quantile(&counts, 0.99), bucket_upper(bucket(1.0)));
+        assert_eq!(bucket_quantile(&counts, 0.995), bucket_upper(bucket(50.0)));
+    }
+
+    #[test]
+    fn queue_integrals_split_at_window_edges() {
+        let mut w = WindowRecorder::new(1, 10.0);
+        w.changed(0, 2, 5.0);
+        w.changed(0, 1, 25.0);
+        let out = w.finish(30.0);
+        // 2 over [5, 10], [10, 20], [20, 25]; then 1 over [25, 30].
+        assert_eq!(out.queue, [[10.0], [20.0], [15.0]]);
+    }
+}

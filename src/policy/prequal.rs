@@ -1,0 +1,256 @@
+//! `prequal`: Probing to Reduce Queuing and Latency (Wydrowski, Kleinberg, Rumble and Archer,
+//! NSDI 2024).
+//!
+//! The client keeps a **pool** of recent probe replies, each a server's requests-in-flight (RIF)
+//! and its latency estimate when the probe reached it, and picks from the pool alone:
+//!
+//! - **Probing**: every query sends `probe_rate` probes (a fractional rate sends the integer part
+//!   and one more with the fractional part's probability) to servers drawn uniformly at random.
+//!   A probe comes back `probe_delay` after it was sent, having read its server half way
+//!   ([`crate::engine`]'s feedback support); the server's latency estimate is the median of its
+//!   recent sojourns.
+//! - **The pool** holds at most `pool` probes (default 16, the paper's), one per server (a newer
+//!   reply replaces the older); a reply into a full pool evicts the oldest. Probes older than
+//!   `max_age` are dropped.
+//! - **Removal rule**: every query also removes one probe once the pool holds more than half its
+//!   capacity: the worst by the selection order below (a hot probe with the most RIF, else the
+//!   cold probe with the highest latency), so the pool does not fill with servers nobody picks.
+//! - **Hot-cold lexicographic selection**: a probe is *hot* if its RIF is above the `q_rif`
+//!   quantile (default 0.84) of the RIFs in the pool. If every probe is hot, pick the one with
+//!   the fewest RIF; otherwise pick the cold probe with the lowest latency (ties: fewer RIF, then
+//!   the older probe). So `q_rif = 1` (nothing hot) picks the lowest latency of the probed, and
+//!   `q_rif = 0` picks the lowest RIF (the probes at the minimum are the only cold ones).
+//! - **Reuse**: the probe used for a query stays in the pool with its RIF raised by one, the
+//!   request just sent.
+//! - With an empty pool, a uniformly random server.
+
+use super::{Policy, ProbeReply, uniform};
+use crate::engine::SimTime;
+use crate::model::LoadTable;
+use crate::rng::SimRng;
+use rand::RngExt;
+
+/// The parameters of `prequal`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PrequalConfig {
+    /// Probes sent per query.
+    pub probe_rate: f64,
+    /// The most probes in the pool.
+    pub pool: usize,
+    /// Probes older than this are dropped.
+    pub max_age: f64,
+    /// The RIF quantile above which a probe is hot.
+    pub q_rif: f64,
+    /// Round-trip time of a probe.
+    pub probe_delay: f64,
+}
+
+impl Default for PrequalConfig {
+    fn default() -> Self {
+        PrequalConfig { probe_rate: 3.0, pool: 16, max_age: 50.0, q_rif: 0.84, probe_delay: 0.0 }
+    }
+}
+
+/// One probe reply in the pool.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Probe {
+    /// The server probed.
+    pub server: usize,
+    /// Its requests in flight (plus the requests this client sent it on this probe since).
+    pub rif: u32,
+    /// Its latency estimate.
+    pub latency: f64,
+    /// When the reply arrived.
+    pub at: f64,
+}
+
+/// Prequal.
+#[derive(Debug, Clone)]
+pub struct Prequal {
+    n: usize,
+    cfg: PrequalConfig,
+    pool: Vec<Probe>,
+}
+
+impl Prequal {
+    /// Over `n` servers.
+    pub fn new(n: usize, cfg: PrequalConfig) -> Self {
+        assert!(n >= 1 && cfg.pool >= 1);
+        Prequal { n, cfg, pool: Vec::with_capacity(cfg.pool + 1) }
+    }
+
+    /// The probes in the pool.
+    pub fn pool(&self) -> &[Probe] {
+        &self.pool
+    }
+
+    /// The RIF above which a probe is hot: the `q_rif` quantile of the pool's RIFs (the
+    /// smallest RIF with at least a fraction `q_rif` of the pool at or below it).
+    fn threshold(&self) -> u32 {
+        let mut rifs: Vec<u32> = self.pool.iter().map(|p| p.rif).collect();
+        rifs.sort_unstable();
+        let k = ((self.cfg.q_rif * rifs.len() as f64).ceil() as usize).clamp(1, rifs.len());
+        rifs[k - 1]
+    }
+
+    /// The index in the pool of the probe the hot-cold rule selects (pool not empty).
+    fn best(&self) -> usize {
+        let hot = self.threshold();
+        let all_hot = self.pool.iter().all(|p| p.rif > hot);
+        let key = |p: &Probe| {
+            if all_hot {
+                (f64::from(p.rif), p.latency, p.at)
+            } else {
+                (p.latency, f64::from(p.rif), p.at)
+            }
+        };
+        let mut best = None::<usize>;
+        for (i, p) in self.pool.iter().enumerate() {
+            if !all_hot && p.rif > hot {
+                continue;
+            }
+            if best.is_none_or(|b| key(p) < key(&self.pool[b])) {
+                best = Some(i);
+            }
+        }
+        best.expect("a non-empty pool has a candidate")
+    }
+
+    /// The index of the worst probe: a hot one with the most RIF, else the slowest cold one.
+    fn worst(&self) -> usize {
+        let hot = self.threshold();
+        let key = |p: &Probe| (p.rif > hot, if p.rif > hot { f64::from(p.rif) } else { p.latency });
+        let mut worst = 0;
+        for (i, p) in self.pool.iter().enumerate() {
+            if key(p) > key(&self.pool[worst]) {
+                worst = i;
+            }
+        }
+        worst
+    }
+}
+
+impl Policy for Prequal {
+    const TAGGED: bool = true;
+    const FEEDBACK: bool = true;
+
+    fn pick(&mut self, _loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
+        let now = now.get();
+        let max_age = self.cfg.max_age;
+        self.pool.retain(|p| now - p.at <= max_age);
+        if self.pool.is_empty() {
+            return uniform(rng, self.n);
+        }
+        let i = self.best();
+        let server = self.pool[i].server;
+        self.pool[i].rif += 1;
+        if self.pool.len() > self.cfg.pool / 2 {
+            let w = self.worst();
+            self.pool.swap_remove(w);
+        }
+        server
+    }
+
+    fn probes(&mut self, _now: SimTime, rng: &mut SimRng, out: &mut Vec<usize>) {
+        let whole = self.cfg.probe_rate.floor();
+        let mut k = whole as usize;
+        let frac = self.cfg.probe_rate - whole;
+        if frac > 0.0 && rng.random::<f64>() < frac {
+            k += 1;
+        }
+        for _ in 0..k {
+            out.push(uniform(rng, self.n));
+        }
+    }
+
+    fn probe_delay(&self) -> f64 {
+        self.cfg.probe_delay
+    }
+
+    fn on_probe(&mut self, server: usize, reply: ProbeReply, now: SimTime) {
+        let probe = Probe { server, rif: reply.rif, latency: reply.latency, at: now.get() };
+        if let Some(p) = self.pool.iter_mut().find(|p| p.server == server) {
+            *p = probe;
+            return;
+        }
+        if self.pool.len() >= self.cfg.pool {
+            let oldest = (0..self.pool.len())
+                .min_by(|&a, &b| self.pool[a].at.total_cmp(&self.pool[b].at))
+                .expect("a full pool");
+            self.pool.swap_remove(oldest);
+        }
+        self.pool.push(probe);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// A pool of probes (server, rif, latency), all received at time 0.
+    fn with_pool(q_rif: f64, probes: &[(usize, u32, f64)]) -> Prequal {
+        let cfg = PrequalConfig { q_rif, pool: 16, ..PrequalConfig::default() };
+        let mut p = Prequal::new(10, cfg);
+        for &(server, rif, latency) in probes {
+            p.on_probe(server, ProbeReply { rif, latency }, SimTime::ZERO);
+        }
+        p
+    }
+
+    fn pick(p: &mut Prequal) -> usize {
+        let mut rng = SimRng::seed_from_u64(1);
+        p.pick(&LoadTable::new(10, false), SimTime::ZERO, &mut rng)
+    }
+
+    const PROBES: [(usize, u32, f64); 5] =
+        [(0, 9, 1.0), (1, 1, 6.0), (2, 4, 2.5), (3, 0, 8.0), (4, 6, 1.5)];
+
+    #[test]
+    fn q_rif_one_is_the_lowest_latency_of_the_probed() {
+        // Nothing is above the maximum: every probe is cold, and server 0 has the lowest latency
+        // however many requests it holds.
+        assert_eq!(pick(&mut with_pool(1.0, &PROBES)), 0);
+    }
+
+    #[test]
+    fn q_rif_zero_is_the_lowest_rif() {
+        // Only the probes at the minimum RIF are cold: server 3 (RIF 0), however slow.
+        assert_eq!(pick(&mut with_pool(0.0, &PROBES)), 3);
+    }
+
+    #[test]
+    fn the_default_quantile_makes_the_busiest_hot() {
+        // RIFs 0 1 4 6 9: the 0.84 quantile of five is the 5th (ceil 4.2), 9 — nothing hot. With
+        // q_rif = 0.6, the 3rd (4): servers 0 (9) and 4 (6) are hot, and the fastest cold one is
+        // server 2 (2.5).
+        assert_eq!(pick(&mut with_pool(0.84, &PROBES)), 0);
+        assert_eq!(pick(&mut with_pool(0.6, &PROBES)), 2);
+    }
+
+    #[test]
+    fn a_used_probe_counts_its_request_and_old_probes_are_dropped() {
+        let mut p = with_pool(1.0, &[(0, 2, 1.0), (1, 0, 3.0)]);
+        assert_eq!(pick(&mut p), 0);
+        // Two probes in a pool of 16: no removal; server 0's RIF is now 3.
+        assert_eq!(p.pool().iter().find(|q| q.server == 0).unwrap().rif, 3);
+        let mut rng = SimRng::seed_from_u64(2);
+        let late = SimTime::new(PrequalConfig::default().max_age + 1.0);
+        p.pick(&LoadTable::new(10, false), late, &mut rng);
+        assert!(p.pool().is_empty());
+    }
+
+    #[test]
+    fn a_full_pool_evicts_the_oldest_and_a_server_keeps_one_probe() {
+        let cfg = PrequalConfig { pool: 2, ..PrequalConfig::default() };
+        let mut p = Prequal::new(10, cfg);
+        let r = |rif| ProbeReply { rif, latency: 1.0 };
+        p.on_probe(0, r(1), SimTime::new(1.0));
+        p.on_probe(1, r(1), SimTime::new(2.0));
+        p.on_probe(1, r(5), SimTime::new(3.0));
+        assert_eq!(p.pool().len(), 2);
+        p.on_probe(2, r(1), SimTime::new(4.0));
+        let servers: Vec<usize> = p.pool().iter().map(|q| q.server).collect();
+        assert!(!servers.contains(&0) && servers.contains(&1) && servers.contains(&2));
+    }
+}

@@ -1,0 +1,187 @@
+//! The balancers that learn from feedback, and the per-window series of `run --series`, checked
+//! against what they must reduce to. Fixed seeds; each tolerance is derived in its comment.
+
+use lbsim::experiment::Scenario;
+use lbsim::model::{Farm, RateChange};
+use lbsim::policy::PolicyKind;
+use lbsim::stats::RepStats;
+
+use crate::util::{lbsim_ok, replicate, run_length};
+
+/// Each server's share of the measured dispatches, pooled over `reps`.
+fn shares(reps: &[RepStats]) -> Vec<f64> {
+    let n = reps[0].picks.len();
+    let picks: Vec<u64> = (0..n).map(|s| reps.iter().map(|r| r.picks[s]).sum()).collect();
+    let total: u64 = picks.iter().sum();
+    picks.iter().map(|&p| p as f64 / total as f64).collect()
+}
+
+#[test]
+fn wrr_orca_learns_weights_proportional_to_rates_and_then_sends_what_swrr_sends() {
+    // A static farm of rates 1, 1, 2, 4 at load 0.7. Servers report every 5000 time units; a
+    // report's weight is completions over busy time, the inverse of the mean of n exponential
+    // service times, n = 0.7 * rate * 5000 >= 3500, so each weight has a relative sd of at most
+    // 1/sqrt(3500) = 1.7%. The measured window (1M arrivals at 5.6 per unit, 180k time units,
+    // after a 50k-arrival warm-up of 8900 units that covers the first report and the 100-unit
+    // blackout) spans 35 report periods, so a server's share, averaged over them, has a relative
+    // sd near 1.7% / sqrt(35) = 0.3%: the 5% asked for is over ten sd. The shares of the weights
+    // being proportional to the rates is what makes them equal to swrr's (rate / 8); before any
+    // report gRPC sends round robin (shares 1/4 each), 100% off for the fastest server, which
+    // this test would catch.
+    let rates = vec![1.0, 1.0, 2.0, 4.0];
+    let run = run_length(50_000, 1_000_000);
+    let mut orca = Scenario::live(Farm::new(rates.clone(), 0.7), PolicyKind::WrrOrca, 10.0);
+    orca.tuning.set("report_period", "5000").unwrap();
+    // Weights expire 1800 after their last report by default: keep them across the period.
+    orca.tuning.set("expiration_period", "20000").unwrap();
+    let got = shares(&replicate(orca, &run, 2, 5));
+    let swrr = Scenario::live(Farm::new(rates.clone(), 0.7), PolicyKind::Swrr, 10.0);
+    let want = shares(&replicate(swrr, &run, 2, 5));
+    for s in 0..rates.len() {
+        let rate_share = rates[s] / 8.0;
+        assert!((got[s] / rate_share - 1.0).abs() < 0.05, "server {s}: {got:?} vs rates");
+        assert!((got[s] / want[s] - 1.0).abs() < 0.05, "server {s}: {got:?} vs swrr {want:?}");
+    }
+}
+
+#[test]
+fn wrr_orca_without_reports_is_round_robin() {
+    // Reports longer than the run: no weight ever leaves the blackout, so every scheduler is
+    // round robin and each of the four servers gets a quarter of the requests, up to the one
+    // request by which round robin's count can differ between servers.
+    let mut orca =
+        Scenario::live(Farm::new(vec![1.0, 1.0, 2.0, 4.0], 0.3), PolicyKind::WrrOrca, 10.0);
+    orca.tuning.set("report_period", "1e9").unwrap();
+    let reps = replicate(orca, &run_length(1000, 40_000), 1, 1);
+    for &p in &reps[0].picks {
+        assert!(p.abs_diff(10_000) <= 1, "{:?}", reps[0].picks);
+    }
+}
+
+#[test]
+fn series_windows_add_up_to_the_run() {
+    // Every measured request is dispatched in exactly one window and arrives in exactly one, so
+    // the windows' counts add up to the replication's own, exactly, with and without rate
+    // changes and for a policy of the general loop as for one of the article's.
+    let events = vec![RateChange { at: 300.0, servers: 0..3, rate: 0.2 }];
+    for policy in [PolicyKind::PnC(2), PolicyKind::Random, PolicyKind::WrrOrca] {
+        for events in [Vec::new(), events.clone()] {
+            let farm = Farm { events, ..Farm::homogeneous(10, 0.7) };
+            let sc = Scenario::live(farm, policy, 10.0);
+            let mut run = run_length(2_000, 30_000);
+            run.series = Some(7.0);
+            for rep in replicate(sc, &run, 2, 3) {
+                let w = rep.windows.as_ref().expect("windows recorded");
+                let picks: Vec<u64> =
+                    (0..10).map(|s| w.picks.iter().map(|window| window[s]).sum::<u64>()).collect();
+                assert_eq!(picks, rep.picks, "{policy:?}");
+                let departed: u64 = w.latency.iter().flatten().sum();
+                assert_eq!(departed, rep.requests, "{policy:?}");
+                assert_eq!(rep.picks.iter().sum::<u64>(), 30_000);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_series_file_adds_up_to_the_rows() {
+    // Through the binary: per policy, the `requests` lines of the series add up to the measured
+    // requests times the replications, and the group shares of each window add up to 1.
+    let dir = std::env::temp_dir().join(format!("lbsim-series-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("series.csv");
+    lbsim_ok(&[
+        "run",
+        "examples/scenarios/slow-backend.toml",
+        "--policies",
+        "random,wrr-orca",
+        "--set",
+        "run.requests=20000",
+        "--set",
+        "run.warmup=2000",
+        "--seeds",
+        "2",
+        "--series",
+        file.to_str().unwrap(),
+        "--series-window",
+        "25",
+    ]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("policy,time,metric,value"));
+    let mut totals = std::collections::BTreeMap::<String, u64>::new();
+    let mut shares = std::collections::BTreeMap::<(String, String), f64>::new();
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        if f[2] == "requests" {
+            *totals.entry(f[0].to_string()).or_default() += f[3].parse::<u64>().unwrap();
+        }
+        if f[2].starts_with("share.") && !f[3].is_empty() {
+            *shares.entry((f[0].to_string(), f[1].to_string())).or_default() +=
+                f[3].parse::<f64>().unwrap();
+        }
+    }
+    assert_eq!(totals.get("random"), Some(&40_000));
+    assert_eq!(totals.get("wrr-orca"), Some(&40_000));
+    assert!(!shares.is_empty());
+    for (key, sum) in shares {
+        assert!((sum - 1.0).abs() < 1e-12, "{key:?}: {sum}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_series_is_the_same_whatever_the_threads_and_bad_windows_are_refused() {
+    let dir = std::env::temp_dir().join(format!("lbsim-series-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |threads: &str, name: &str| {
+        let file = dir.join(name);
+        lbsim_ok(&[
+            "run",
+            "examples/scenarios/slow-backend.toml",
+            "--policies",
+            "p2c,prequal,c3",
+            "--set",
+            "run.requests=10000",
+            "--set",
+            "run.warmup=1000",
+            "--seeds",
+            "3",
+            "--threads",
+            threads,
+            "--series",
+            file.to_str().unwrap(),
+        ]);
+        std::fs::read(file).unwrap()
+    };
+    assert_eq!(run("1", "a.csv"), run("3", "b.csv"));
+    for bad in ["0", "-1", "x"] {
+        let out = crate::util::lbsim(&[
+            "run",
+            "examples/scenarios/slow-backend.toml",
+            "--series",
+            dir.join("c.csv").to_str().unwrap(),
+            "--series-window",
+            bad,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "--series-window {bad}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn feedback_policies_refuse_a_fleet_of_clients() {
+    // A fleet relays neither load reports nor probes to its clients: refused, not run blind.
+    for policy in ["wrr-orca", "prequal", "c3"] {
+        let out = crate::util::lbsim(&[
+            "run",
+            "examples/scenarios/slow-backend-fleet.toml",
+            "--policies",
+            policy,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{policy}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("info.clients") && err.contains(policy), "{err}");
+    }
+}
