@@ -14,8 +14,19 @@
 //! (the cubic penalty, `b = 3`, and the concurrency compensation `os * clients`), ties broken
 //! uniformly at random. A server never heard from scores 0, so each is tried early.
 //!
+//! The authors' implementation in Cassandra (lalithsuresh/cassandra-c3,
+//! `src/java/org/apache/cassandra/c3/ScoreTracker.java`) computes the same score:
+//! `getEMA(value, previous) = ALPHA * value + (1 - ALPHA) * previous` with `ALPHA = 0.9`, an EMA of
+//! `latency - serviceTime` (which is `R - 1/mu` above, the EMAs being linear), and
+//! `responseTimeEMA + (1 + queueSizeEMA + concurrencyCompensation)^3 * serviceTimeEMA` with
+//! `concurrencyCompensation = pendingRequests.size() * outstanding`, where its comment reads the
+//! size of the pending-request map as "the number of clients"; a server without a pending counter
+//! scores 0.
+//!
 //! The paper's second half, cubic rate control (a per-server sending-rate limit with a client
-//! backlog when every server is over its limit), is **not** modelled: lbsim dispatches every
+//! backlog when every server is over its limit; `RateController.java` in the same repository:
+//! `CUBIC_BETA = 0.2`, `CUBIC_C = 0.000004`, `CUBIC_SMAX = 10`, hysteresis of 4 rate intervals),
+//! is **not** modelled: lbsim dispatches every
 //! request on arrival, and holding requests back at the client would need a client queue in the
 //! engine. This policy is C3's ranking alone.
 
