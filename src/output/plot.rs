@@ -15,14 +15,21 @@ use crate::experiment::fixed::FixedRow;
 use crate::experiment::stale::StaleRow;
 
 const SIZE: (u32, u32) = (720, 480);
-const PALETTE: [RGBColor; 6] = [
+/// The figures' colours, in the order lines take them (matplotlib's "tab10"); figures with few
+/// lines use the first six.
+const MANY: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
     RGBColor(214, 39, 40),
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
 ];
+const PALETTE: &[RGBColor] = MANY.split_at(6).0;
 
 /// The figure for a command's rows, for the commands that have one (`fixed`, `stale`).
 pub fn svg(rows: &Rows) -> Option<String> {
@@ -193,20 +200,6 @@ fn stale(rows: &[StaleRow]) -> String {
 }
 
 // ===== the slow-backend figure =====
-
-/// More colours than [`PALETTE`] for figures with many policies.
-const MANY: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
 
 /// One line per policy of a group's traffic share against time (`lines`: label and points),
 /// with the instants the group slowed down and recovered marked by vertical lines.
