@@ -52,7 +52,7 @@ Examples:
 
 const HOMO_EXAMPLES: &str = "\
 Examples:
-  lbsim homo                                 six policies at six loads (about 6.5 s on 2 cores)
+  lbsim homo                                 six policies at six loads (about 7 s on 2 cores)
   lbsim homo --loads 0.9 --policies p2c,jsq --requests 1e5
   lbsim homo --servers 1000 --loads 0.95 --format csv | head -n 3";
 
