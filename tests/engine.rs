@@ -14,7 +14,7 @@ use lbsim::stats::RepStats;
 use lbsim::theory::{mm1_mean, mm1_wait_variance_constant, mmn_mean};
 use lbsim::workload::{ExpDemands, PoissonGaps, ServiceSpec};
 
-use crate::util::{lbsim, lbsim_ok, pooled, replicate, run_length};
+use crate::util::{Dir, lbsim, lbsim_ok, pooled, replicate, run_length};
 
 /// Standard deviation of a pooled mean sojourn over `n` requests of M/M/1 queues at `rho`
 /// (service rate 1): Whitt's variance constant for the waiting time, doubled to cover the
@@ -193,29 +193,6 @@ fn one_slot_fifo_through_the_general_loop_is_the_article_s_loop() {
     assert_same(&simulate_p2c(&late, 45.0, info), &simulate_p2c(&plain, 45.0, info));
 }
 
-/// A directory of its own under the system's temporary directory, removed on drop.
-struct TempDir(std::path::PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("lbsim-engine-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a temporary directory");
-        TempDir(dir)
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).expect("write a scenario");
-        path.display().to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 const FARM: &str = r#"
 policies = ["random", "p2c", "jsq"]
 [farm]
@@ -230,7 +207,7 @@ seeds = 2
 
 #[test]
 fn scenario_files_with_slots_ps_and_events_run() {
-    let dir = TempDir::new("run");
+    let dir = Dir::new("engine-run");
     let events = "[[events]]\nat = 100.0\ngroup = \"slow\"\nrate = 0.1\n\n[[events]]\nat = 300.0\ngroup = \"slow\"\nrate = 0.5\n";
     for (name, extra, set) in [
         ("slots", "", "farm.slots=3"),
@@ -258,7 +235,7 @@ fn scenario_files_with_slots_ps_and_events_run() {
 fn a_slowed_group_shows_in_the_run_output() {
     // The slow group slowed tenfold for the whole run: random keeps sending it a fifth of the
     // traffic, at 0.6 x 0.5 / 0.05 = 6 times its capacity, so its queues grow without bound.
-    let dir = TempDir::new("slowed");
+    let dir = Dir::new("engine-slowed");
     let slowed = format!("{FARM}[[events]]\nat = 0.0\ngroup = \"slow\"\nrate = 0.05\n");
     let (plain, slowed) = (dir.file("plain.toml", FARM), dir.file("slowed.toml", &slowed));
     let mean = |file: &str| -> f64 {
@@ -271,7 +248,7 @@ fn a_slowed_group_shows_in_the_run_output() {
 
 #[test]
 fn bad_events_are_exit_2_naming_the_key() {
-    let dir = TempDir::new("bad");
+    let dir = Dir::new("engine-bad");
     for (event, key) in [
         ("at = 1.0\ngroup = \"slow\"\nrte = 0.1\n", "rte"),
         ("at = 1.0\ngroup = \"none\"\nrate = 0.1\n", "events"),

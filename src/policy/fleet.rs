@@ -167,21 +167,16 @@ impl<P: Policy> Policy for Fleet<P> {
 
     #[inline]
     fn on_departure(&mut self, server: usize, sojourn: f64, now: SimTime, tag: u32) {
-        match self.view {
-            View::Farm => {}
-            View::Local => {
-                let client = &mut self.clients[tag as usize];
-                let i = client.local_index(server).expect("a request left a server of its client");
-                client.table.dec(i);
-            }
-            View::Global => {
-                for &(w, i) in &self.watchers[server] {
-                    self.clients[w as usize].table.dec(i as usize);
-                }
+        if self.view == View::Global {
+            for &(w, i) in &self.watchers[server] {
+                self.clients[w as usize].table.dec(i as usize);
             }
         }
         let client = &mut self.clients[tag as usize];
         let i = client.local_index(server).expect("a request left a server of its client");
+        if self.view == View::Local {
+            client.table.dec(i);
+        }
         client.policy.on_departure(i, sojourn, now, 0);
     }
 }
