@@ -210,7 +210,8 @@ fn slow_backend_section(ran: &[(&str, Rows)]) -> (String, String) {
              whose share has made 90% of the move to share_slow ('-': it moves by less than 0.01);\n\
              recover: the same after t = 8000. least-request runs as 16 clients, each knowing only\n\
              its own requests in flight (slow-backend-fleet.toml); the others as one balancer.\n\
-             c3 is C3's replica ranking without its cubic rate control. Figure: slow_backend.svg.\n";
+             c3 ranks the servers and limits its rate to each (cubic rate control, a backlog at the\n\
+             client); c3:rate_control=false ranks only. Figure: slow_backend.svg.\n";
     text += &String::from_utf8(Table.serialize(&Report::new("slow", &(), &lines))).expect("UTF-8");
     let fastest = adapt.iter().filter_map(|a| a.adapt).fold(f64::INFINITY, f64::min);
     if fastest.is_finite() {

@@ -67,6 +67,9 @@ enum Event {
     Post,
     /// The earliest request the admission stage delayed is let through.
     Release,
+    /// The policy asks again for the request at the head of the client's backlog
+    /// ([`Policy::HOLDS`]).
+    Retry,
     // ----- feedback (see `feedback.rs`) -----
     /// The servers send their load reports.
     Report,
@@ -418,6 +421,8 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
     });
     // Requests the admission stage delayed, in the order they are let through.
     let mut delayed: VecDeque<Job> = VecDeque::new();
+    // Requests the policy holds back at the client (`Policy::HOLDS`), in arrival order.
+    let mut held: VecDeque<Job> = VecDeque::new();
 
     // Rate changes first: one at the instant of an arrival applies before it.
     for (i, e) in farm.events.iter().enumerate() {
@@ -466,7 +471,7 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                     Decision::Admit => {
                         let mut farm_side = (&mut policy, &mut info, &mut servers, &mut coins);
                         let ctx = (&mut gate, &mut rec, &mut sim, &mut fb);
-                        dispatch(&mut farm_side, ctx, job, len, opts)
+                        send(&mut farm_side, ctx, &mut held, job, len, opts)
                     }
                     Decision::Delay(at) => {
                         delayed.push_back(job);
@@ -524,7 +529,31 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                 let job = delayed.pop_front().expect("a release without a delayed request");
                 let mut farm_side = (&mut policy, &mut info, &mut servers, &mut coins);
                 let ctx = (&mut gate, &mut rec, &mut sim, &mut fb);
-                if dispatch(&mut farm_side, ctx, job, len, opts) {
+                if send(&mut farm_side, ctx, &mut held, job, len, opts) {
+                    break;
+                }
+            }
+            Event::Retry => {
+                rec.stats.events += 1;
+                let mut stop = false;
+                while let Some(&job) = held.front() {
+                    match policy.try_pick(info.view(), now, &mut coins) {
+                        Ok(s) => {
+                            held.pop_front();
+                            let mut farm_side = (&mut policy, &mut info, &mut servers, &mut coins);
+                            let ctx = (&mut gate, &mut rec, &mut sim, &mut fb);
+                            if dispatch(&mut farm_side, ctx, s, job, len, opts) {
+                                stop = true;
+                                break;
+                            }
+                        }
+                        Err(at) => {
+                            schedule(&mut sim, at, Event::Retry);
+                            break;
+                        }
+                    }
+                }
+                if stop {
                     break;
                 }
             }
@@ -581,20 +610,55 @@ struct Feedback {
     probes: Vec<usize>,
 }
 
-/// Sends `job` into the farm now: the policy picks a server; under adaptive throttling a server
-/// holding `queue_limit` requests or more rejects it (and the client's throttle hears the
-/// answer). True when the queue guard stops the replication.
+/// The farm side of a dispatch: the policy, what it sees, the servers, the policy's coins.
+type FarmSide<'a, P, I, V> = (&'a mut P, &'a mut I, &'a mut V, &'a mut SimRng);
+/// The bookkeeping side of a dispatch.
+type Context<'a> =
+    (&'a mut Option<Gate>, &'a mut Recorder, &'a mut Simulation<Event>, &'a mut Feedback);
+
+/// Sends an admitted request: the policy picks its server now, or, for a policy that holds
+/// requests back ([`Policy::HOLDS`]), the request joins the client's backlog if that is not
+/// empty or the policy says wait (a [`Event::Retry`] asks again then). True when a guard stops
+/// the replication.
+#[inline]
+fn send<P: Policy, I: InfoModel, V: Servers>(
+    farm_side: &mut FarmSide<'_, P, I, V>,
+    ctx: Context<'_>,
+    held: &mut VecDeque<Job>,
+    job: Job,
+    len: RunLength,
+    opts: SimOptions,
+) -> bool {
+    let (policy, info, _, coins) = farm_side;
+    let now = ctx.2.now();
+    if !P::HOLDS {
+        let s = policy.pick(info.view(), now, coins);
+        return dispatch(farm_side, ctx, s, job, len, opts);
+    }
+    if held.is_empty() {
+        match policy.try_pick(info.view(), now, coins) {
+            Ok(s) => return dispatch(farm_side, ctx, s, job, len, opts),
+            Err(at) => schedule(ctx.2, at, Event::Retry),
+        }
+    }
+    held.push_back(job);
+    ctx.1.guard_backlog(held.len(), opts.queue_guard, now.get())
+}
+
+/// Sends `job` into the farm now, to server `s`; under adaptive throttling a server holding
+/// `queue_limit` requests or more rejects it (and the client's throttle hears the answer). True
+/// when the queue guard stops the replication.
 #[inline]
 fn dispatch<P: Policy, I: InfoModel, V: Servers>(
-    (policy, info, servers, coins): &mut (&mut P, &mut I, &mut V, &mut SimRng),
-    (gate, rec, sim, fb): (&mut Option<Gate>, &mut Recorder, &mut Simulation<Event>, &mut Feedback),
+    (policy, info, servers, coins): &mut FarmSide<'_, P, I, V>,
+    (gate, rec, sim, fb): Context<'_>,
+    s: usize,
     mut job: Job,
     len: RunLength,
     opts: SimOptions,
 ) -> bool {
     let now = sim.now();
     let t = now.get();
-    let s = policy.pick(info.view(), now, coins);
     job.tag = if P::TAGGED { policy.tag() } else { 0 };
     if let Some(g) = gate {
         let measured = job.index >= len.warmup;

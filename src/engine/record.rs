@@ -130,6 +130,19 @@ impl Recorder {
         true
     }
 
+    /// The client's backlog holds `held` requests at `t`: true (and the replication stops) if
+    /// that is more than `guard`.
+    pub(super) fn guard_backlog(&mut self, held: usize, guard: u32, t: f64) -> bool {
+        if held <= guard as usize {
+            return false;
+        }
+        self.stats.stops = 1;
+        self.stats.stopped = Some(format!(
+            "stopped: the client's backlog exceeded --queue-guard {guard} at t = {t:.1}"
+        ));
+        true
+    }
+
     /// The last arrival was at `t`: closes the measured window.
     pub(super) fn arrivals_end(&mut self, t: f64) {
         self.stats.server_time = self.servers as f64 * (t - self.t_first);

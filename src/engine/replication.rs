@@ -87,7 +87,7 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
     workload: SimRng,
     coins: SimRng,
 ) -> RepStats {
-    if farm.is_plain() && !P::TAGGED && opts.series.is_none() {
+    if farm.is_plain() && !P::TAGGED && !P::HOLDS && opts.series.is_none() {
         simulate_plain(farm, len, opts, policy, info, arrivals, service, workload, coins)
     } else {
         super::general::simulate(farm, len, opts, policy, info, arrivals, service, workload, coins)

@@ -1,34 +1,59 @@
-//! `c3`: C3's replica ranking (Suresh, Canini, Schmid and Feldmann, "C3: Cutting Tail Latency in
-//! Cloud Data Stores via Adaptive Replica Selection", NSDI 2015, §3.1).
+//! `c3`: C3's adaptive replica selection (Suresh, Canini, Schmid and Feldmann, "C3: Cutting Tail
+//! Latency in Cloud Data Stores via Adaptive Replica Selection", NSDI 2015, §3), as its authors'
+//! simulator implements it (lalithsuresh/absim, `simulations/client.py`, strategy `expDelay` with
+//! `--backpressure`), cross-checked against their Cassandra implementation
+//! (lalithsuresh/cassandra-c3, `src/java/org/apache/cassandra/c3/`).
+//!
+//! # Ranking
 //!
 //! Each server piggy-backs on every response its queue length and the request's service time
 //! ([`Response`]); the client keeps, per server, exponentially weighted moving averages of the
 //! response time `R`, the service time `1/mu` and the queue `q`, each new sample weighted
-//! `alpha = 0.9` (the paper's simulator), and counts its own outstanding requests `os` to the
-//! server. A request goes to the server of lowest score
+//! `alpha = 0.9` (`Client.updateEma`), and counts its own outstanding requests `os` to the
+//! server. Servers are ranked by
 //!
 //! ```text
 //! psi = R - 1/mu + q_hat^3 / mu,    q_hat = 1 + os * clients + q
 //! ```
 //!
-//! (the cubic penalty, `b = 3`, and the concurrency compensation `os * clients`), ties broken
-//! uniformly at random. A server never heard from scores 0, so each is tried early.
+//! (`Client.computeExpectedDelay`: the cubic penalty `b = 3` and the concurrency compensation
+//! `os * clients`), ties in a uniformly random rotation. A server never heard from scores 0, so
+//! each is tried early. Cassandra's `ScoreTracker.java` computes the same score
+//! (`responseTimeEMA + (1 + queueSizeEMA + concurrencyCompensation)^3 * serviceTimeEMA`, with
+//! `ALPHA = 0.9` on the new sample and an EMA of `latency - serviceTime`).
 //!
-//! The authors' implementation in Cassandra (lalithsuresh/cassandra-c3,
-//! `src/java/org/apache/cassandra/c3/ScoreTracker.java`) computes the same score:
-//! `getEMA(value, previous) = ALPHA * value + (1 - ALPHA) * previous` with `ALPHA = 0.9`, an EMA of
-//! `latency - serviceTime` (which is `R - 1/mu` above, the EMAs being linear), and
-//! `responseTimeEMA + (1 + queueSizeEMA + concurrencyCompensation)^3 * serviceTimeEMA` with
-//! `concurrencyCompensation = pendingRequests.size() * outstanding`, where its comment reads the
-//! size of the pending-request map as "the number of clients"; a server without a pending counter
-//! scores 0.
+//! # Cubic rate control (`rate_control`, on by default)
 //!
-//! The paper's second half, cubic rate control (a per-server sending-rate limit with a client
-//! backlog when every server is over its limit; `RateController.java` in the same repository:
-//! `CUBIC_BETA = 0.2`, `CUBIC_C = 0.000004`, `CUBIC_SMAX = 10`, hysteresis of 4 rate intervals),
-//! is **not** modelled: lbsim dispatches every
-//! request on arrival, and holding requests back at the client would need a client queue in the
-//! engine. This policy is C3's ranking alone.
+//! Each client limits its sending rate to every server with a token bucket and adapts the limit
+//! to the rate at which that server answers it, like TCP CUBIC (`Client.updateRates`,
+//! `RateLimiter`, `ReceiveRate`, `BackpressureScheduler`):
+//!
+//! - **Sending.** A request goes to the best-ranked server whose bucket holds a token. If none
+//!   does, it waits in the client's backlog (FIFO, which later requests join) until the soonest
+//!   bucket refills, and is ranked again then (that bucket is set to exactly one token, as the
+//!   simulator does against rounding). A bucket holds at most `max_tokens` (50), starts empty,
+//!   and refills at `srate` tokens per rate interval `delta`; `srate` starts at 5.
+//! - **Receive rate** `rrate`, per server, in responses per interval: on the first response of a
+//!   later interval, `rrate = 0.9 * count + 0.1 * rrate` with `count` the responses since the
+//!   last update (the current one included); after 20 intervals or more without one,
+//!   `rrate = count`. It starts at 10.
+//! - **Cubic update**, on every response, after the receive rate: if `srate < rrate`,
+//!   `srate = min(srate + s_max, C * (T - (R0 * beta / C)^(1/3))^3 + R0)`, with `T` the time since
+//!   the last decrease and `R0` the rate before it (10 at the start); if `srate > rrate` and
+//!   the last increase is more than `hysteresis` intervals ago, `R0 = srate` and
+//!   `srate = max(beta * srate, 0.0001)`.
+//!
+//! Defaults are those the simulator's experiments use (`run-all.sh` of absim: `--rateInterval
+//! 20 --cubicC 0.000004 --cubicSmax 10 --cubicBeta 0.2 --hysterisisFactor 2`, service times of
+//! 4 ms), converted to lbsim's time unit, the mean service time: `delta = 20 ms = 5` units and
+//! `C = 4e-6 / ms^3 = 4e-6 * 4^3 = 2.56e-4` per unit cubed. Cassandra's `RateController.java`
+//! uses the same `beta`, `C` and `s_max` with `delta = 20 ms`, a hysteresis of 4 intervals,
+//! buckets of 200 tokens that start full and a first `srate` of 1.
+//!
+//! Not modelled: the replication factor (a C3 client chooses among the 3 replicas of a key; here
+//! among all servers), the simulator's shadow reads (duplicates sent to other replicas to
+//! refresh their scores) and network delays. The backlog exists only for one client: `c3` with
+//! rate control runs with `clients = 1` (`rate_control=false` in fleets).
 
 use super::{Policy, Response, uniform};
 use crate::engine::SimTime;
@@ -68,35 +93,186 @@ impl C3Server {
     }
 }
 
-/// C3's replica ranking.
+/// The parameters of `c3`, in lbsim's time unit (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct C3Config {
+    /// Cubic rate control with a client backlog (`false`: ranking alone).
+    pub rate_control: bool,
+    /// The rate interval `delta`: rates are counted in tokens or responses per interval.
+    pub interval: f64,
+    /// The cubic scaling factor `C`, per time unit cubed.
+    pub cubic_c: f64,
+    /// The multiplicative decrease `beta`.
+    pub beta: f64,
+    /// The largest increase of one update `s_max`, tokens per interval.
+    pub smax: f64,
+    /// No decrease within this many intervals of an increase.
+    pub hysteresis: f64,
+    /// The most tokens a bucket holds.
+    pub max_tokens: f64,
+}
+
+impl Default for C3Config {
+    fn default() -> Self {
+        C3Config {
+            rate_control: true,
+            interval: 5.0,
+            cubic_c: 4e-6 * 64.0,
+            beta: 0.2,
+            smax: 10.0,
+            hysteresis: 2.0,
+            max_tokens: 50.0,
+        }
+    }
+}
+
+/// The first sending rate, tokens per interval (absim's `RateLimiter.rate`).
+pub const C3_FIRST_RATE: f64 = 5.0;
+/// The first receive rate, responses per interval (absim's `ReceiveRate.rate`).
+pub const C3_FIRST_RECEIVE_RATE: f64 = 10.0;
+/// The first `R0` (absim's `valueOfLastDecrease`).
+pub const C3_FIRST_R0: f64 = 10.0;
+/// Intervals without a response after which the receive rate restarts from the count (absim
+/// compares the number of intervals elapsed with the interval's length in milliseconds, 20).
+pub const C3_RECEIVE_RESET: i64 = 20;
+/// The weight of the newest count in the receive rate.
+const RECEIVE_ALPHA: f64 = 0.9;
+/// The lowest sending rate a decrease leaves.
+const LOWEST_RATE: f64 = 0.0001;
+
+/// One client's rate control towards one server: its token bucket, the server's receive rate
+/// and the cubic state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateControl {
+    /// The sending-rate limit `srate`, tokens per interval.
+    pub rate: f64,
+    /// Tokens at `last_sent`.
+    pub tokens: f64,
+    /// When a token was last taken.
+    pub last_sent: f64,
+    /// The receive rate `rrate`, responses per interval.
+    pub receive: f64,
+    /// The interval of the last receive-rate update.
+    tick: i64,
+    /// Responses since then.
+    count: u64,
+    /// `R0`: the sending rate before the last decrease.
+    pub r0: f64,
+    last_decrease: f64,
+    last_increase: f64,
+}
+
+impl Default for RateControl {
+    fn default() -> Self {
+        RateControl {
+            rate: C3_FIRST_RATE,
+            tokens: 0.0,
+            last_sent: 0.0,
+            receive: C3_FIRST_RECEIVE_RATE,
+            tick: 0,
+            count: 0,
+            r0: C3_FIRST_R0,
+            last_decrease: 0.0,
+            last_increase: 0.0,
+        }
+    }
+}
+
+impl RateControl {
+    /// Tokens in the bucket at `t` (`RateLimiter.getTokens`).
+    pub fn tokens_at(&self, t: f64, cfg: &C3Config) -> f64 {
+        (self.tokens + self.rate / cfg.interval * (t - self.last_sent)).min(cfg.max_tokens)
+    }
+
+    /// Takes a token at `t` if there is one (`tryAcquire` then `update`); otherwise the time
+    /// until there is one.
+    pub fn try_acquire(&mut self, t: f64, cfg: &C3Config) -> Result<(), f64> {
+        let tokens = self.tokens_at(t, cfg);
+        if tokens >= 1.0 {
+            self.tokens = tokens - 1.0;
+            self.last_sent = t;
+            Ok(())
+        } else {
+            Err((1.0 - tokens) * cfg.interval / self.rate)
+        }
+    }
+
+    /// Counts `k` responses at `t` into the receive rate (`ReceiveRate.add`).
+    pub fn received(&mut self, k: u64, t: f64, cfg: &C3Config) {
+        let tick = (t / cfg.interval).floor() as i64;
+        if tick - self.tick < C3_RECEIVE_RESET {
+            self.count += k;
+            if tick > self.tick {
+                self.receive =
+                    RECEIVE_ALPHA * self.count as f64 + (1.0 - RECEIVE_ALPHA) * self.receive;
+                self.tick = tick;
+                self.count = 0;
+            }
+        } else {
+            self.receive = self.count as f64;
+            self.tick = tick;
+            self.count = 0;
+        }
+    }
+
+    /// The cubic update after a response at `t` (`Client.updateRates`).
+    pub fn update(&mut self, t: f64, cfg: &C3Config) {
+        self.received(0, t, cfg);
+        let (send, receive) = (self.rate, self.receive);
+        if send < receive {
+            let since = t - self.last_decrease;
+            self.last_increase = t;
+            let k = (self.r0 * cfg.beta / cfg.cubic_c).cbrt();
+            let cubic = cfg.cubic_c * (since - k).powi(3) + self.r0;
+            self.rate = if cubic - send > cfg.smax { send + cfg.smax } else { cubic };
+        } else if send > receive && t - self.last_increase > cfg.interval * cfg.hysteresis {
+            self.r0 = send;
+            self.rate = (send * cfg.beta).max(LOWEST_RATE);
+            self.last_decrease = t;
+        }
+    }
+}
+
+/// C3: replica ranking, with cubic rate control unless `rate_control = false`.
 #[derive(Debug, Clone)]
 pub struct C3 {
     servers: Vec<C3Server>,
     clients: f64,
+    cfg: C3Config,
+    rates: Vec<RateControl>,
+    /// Servers in rank order (scratch).
+    order: Vec<(f64, u32)>,
+    /// The server whose bucket the client's backlog waits for.
+    waiting: Option<usize>,
 }
 
 impl C3 {
     /// Over `n` servers, one of `clients` clients.
-    pub fn new(n: usize, clients: usize) -> Self {
+    pub fn new(n: usize, clients: usize, cfg: C3Config) -> Self {
         assert!(n >= 1);
-        C3 { servers: vec![C3Server::default(); n], clients: clients as f64 }
+        C3 {
+            servers: vec![C3Server::default(); n],
+            clients: clients as f64,
+            cfg,
+            rates: vec![RateControl::default(); if cfg.rate_control { n } else { 0 }],
+            order: Vec::new(),
+            waiting: None,
+        }
     }
 
     /// What the client knows of server `s`.
     pub fn server(&self, s: usize) -> &C3Server {
         &self.servers[s]
     }
-}
 
-impl Policy for C3 {
-    const TAGGED: bool = true;
-    const FEEDBACK: bool = true;
+    /// The rate control towards server `s` (with `rate_control`).
+    pub fn rate_control(&self, s: usize) -> &RateControl {
+        &self.rates[s]
+    }
 
-    fn pick(&mut self, _loads: &LoadTable, _now: SimTime, rng: &mut SimRng) -> usize {
-        // Scan from a random start and keep the first strict minimum: ties go to a uniformly
-        // random one of them.
+    /// The best-ranked server, scanning from a random start (ties: the first in that rotation).
+    fn best(&self, start: usize) -> usize {
         let n = self.servers.len();
-        let start = uniform(rng, n);
         let mut best = start;
         let mut best_score = self.servers[start].score(self.clients);
         for k in 1..n {
@@ -107,12 +283,81 @@ impl Policy for C3 {
                 best_score = score;
             }
         }
+        best
+    }
+}
+
+impl Policy for C3 {
+    const TAGGED: bool = true;
+    const FEEDBACK: bool = true;
+    const HOLDS: bool = true;
+
+    fn pick(&mut self, _loads: &LoadTable, _now: SimTime, rng: &mut SimRng) -> usize {
+        let best = self.best(uniform(rng, self.servers.len()));
         self.servers[best].outstanding += 1;
         best
     }
 
-    fn on_response(&mut self, server: usize, response: &Response, _now: SimTime, _tag: u32) {
+    fn try_pick(
+        &mut self,
+        loads: &LoadTable,
+        now: SimTime,
+        rng: &mut SimRng,
+    ) -> Result<usize, f64> {
+        if !self.cfg.rate_control {
+            return Ok(self.pick(loads, now, rng));
+        }
+        let t = now.get();
+        if let Some(s) = self.waiting.take() {
+            // The wait was for this bucket's next token (the simulator sets it to exactly one,
+            // which rounding might miss).
+            self.rates[s].tokens = 1.0;
+            self.rates[s].last_sent = t;
+        }
+        let n = self.servers.len();
+        let start = uniform(rng, n);
+        // The best-ranked server usually has a token: try it before ranking the rest.
+        let best = self.best(start);
+        let first = self.rates[best].try_acquire(t, &self.cfg);
+        let mut soonest = match first {
+            Ok(()) => {
+                self.servers[best].outstanding += 1;
+                return Ok(best);
+            }
+            Err(wait) => (wait, best),
+        };
+        // The rest in rank order, ties in the rotation from `start` (a stable sort).
+        self.order.clear();
+        for k in 0..n {
+            let s = (start + k) % n;
+            if s != best {
+                self.order.push((self.servers[s].score(self.clients), s as u32));
+            }
+        }
+        self.order.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for &(_, s) in &self.order {
+            let s = s as usize;
+            match self.rates[s].try_acquire(t, &self.cfg) {
+                Ok(()) => {
+                    self.servers[s].outstanding += 1;
+                    return Ok(s);
+                }
+                Err(wait) if wait < soonest.0 => soonest = (wait, s),
+                Err(_) => {}
+            }
+        }
+        self.waiting = Some(soonest.1);
+        Err(t + soonest.0)
+    }
+
+    fn on_response(&mut self, server: usize, response: &Response, now: SimTime, _tag: u32) {
         self.servers[server].update(response);
+        if self.cfg.rate_control {
+            let t = now.get();
+            let rc = &mut self.rates[server];
+            rc.received(1, t, &self.cfg);
+            rc.update(t, &self.cfg);
+        }
     }
 }
 
@@ -138,9 +383,107 @@ mod tests {
         assert!((s.score(3.0) - 590.04559404).abs() < 1e-8, "{}", s.score(3.0));
     }
 
+    fn cfg() -> C3Config {
+        C3Config::default()
+    }
+
+    #[test]
+    fn a_bucket_starts_empty_refills_at_the_sending_rate_and_holds_at_most_max_tokens() {
+        // srate = 5 tokens per interval of 5 units: one token per unit.
+        let mut rc = RateControl::default();
+        assert_eq!(rc.try_acquire(0.0, &cfg()), Err(1.0));
+        assert_eq!(rc.try_acquire(0.25, &cfg()), Err(0.75));
+        assert_eq!(rc.try_acquire(1.0, &cfg()), Ok(()));
+        assert_eq!((rc.tokens, rc.last_sent), (0.0, 1.0));
+        // A failed attempt leaves the bucket alone.
+        assert!(rc.try_acquire(1.5, &cfg()).is_err());
+        assert_eq!((rc.tokens, rc.last_sent), (0.0, 1.0));
+        // After a long idle time the bucket holds max_tokens = 50, not 999.
+        assert_eq!(rc.tokens_at(1000.0, &cfg()), 50.0);
+        assert_eq!(rc.try_acquire(1000.0, &cfg()), Ok(()));
+        assert_eq!(rc.tokens, 49.0);
+    }
+
+    #[test]
+    fn the_receive_rate_folds_counts_at_interval_changes_and_restarts_after_twenty() {
+        let mut rc = RateControl::default();
+        // Two responses in interval 0 (t < 5): counted, the rate (10) not yet updated.
+        rc.received(1, 1.0, &cfg());
+        rc.received(1, 2.0, &cfg());
+        assert_eq!((rc.receive, rc.count), (10.0, 2));
+        // The first of interval 1 folds the count, itself included: 0.9 * 3 + 0.1 * 10.
+        rc.received(1, 6.0, &cfg());
+        assert!((rc.receive - 3.7).abs() < 1e-12, "{}", rc.receive);
+        assert_eq!((rc.tick, rc.count), (1, 0));
+        // Interval 21, 20 intervals on: the rate restarts from the count, 0, and the response
+        // that triggers it is not counted (as the simulator does).
+        rc.received(1, 106.0, &cfg());
+        assert_eq!((rc.receive, rc.tick, rc.count), (0.0, 21, 0));
+    }
+
+    #[test]
+    fn the_cubic_update_grows_towards_r0_caps_at_smax_and_backs_off_by_beta() {
+        // srate = 5 < rrate = 10, R0 = 10, last decrease at 0; at t = 2:
+        //   K = cbrt(R0 * beta / C) = cbrt(10 * 0.2 / 2.56e-4) = cbrt(7812.5) = 19.8425,
+        //   srate = C (2 - K)^3 + R0 = 2.56e-4 * (-17.8425)^3 + 10 = 10 - 1.45415 = 8.54585.
+        let mut rc = RateControl::default();
+        rc.update(2.0, &cfg());
+        assert!((rc.rate - 8.545_854).abs() < 1e-5, "{}", rc.rate);
+        // Far from R0 the step is capped at s_max = 10.
+        let mut far = RateControl { r0: 1000.0, receive: 2000.0, ..RateControl::default() };
+        far.update(2.0, &cfg());
+        assert_eq!(far.rate, 15.0);
+        // srate > rrate within the hysteresis (2 intervals = 10 units after the increase at 2):
+        // nothing; after it, R0 = srate and srate = 0.2 srate.
+        rc.receive = 3.0;
+        rc.update(11.0, &cfg());
+        assert!((rc.rate - 8.545_854).abs() < 1e-5);
+        rc.update(12.5, &cfg());
+        assert!((rc.r0 - 8.545_854).abs() < 1e-5);
+        assert!((rc.rate - 0.2 * 8.545_854).abs() < 1e-5);
+        assert_eq!(rc.last_decrease, 12.5);
+        // The growth after a decrease starts at (1 - beta) R0 (the cubic at T = 0).
+        rc.receive = 100.0;
+        rc.update(12.5, &cfg());
+        assert!((rc.rate - 0.8 * 8.545_854).abs() < 1e-5, "{}", rc.rate);
+    }
+
+    #[test]
+    fn a_request_goes_to_the_best_ranked_server_with_a_token_or_waits_for_the_soonest() {
+        let mut c = C3::new(3, 1, cfg());
+        let mut rng = <SimRng as rand::SeedableRng>::seed_from_u64(5);
+        let loads = LoadTable::new(3, false);
+        // Server 1 answers fastest, then 0, then 2 (no token yet anywhere).
+        let r = |sojourn| Response { sojourn, service: 1.0, queue: 0 };
+        c.on_response(0, &r(2.0), SimTime::ZERO, 0);
+        c.on_response(1, &r(1.0), SimTime::ZERO, 0);
+        c.on_response(2, &r(3.0), SimTime::ZERO, 0);
+        for s in 0..3 {
+            c.rates[s] = RateControl::default();
+        }
+        // At t = 0 every bucket is empty: the soonest token is 1 unit away; all three tie, so
+        // the first in rank order (server 1) is the one waited for.
+        assert_eq!(c.try_pick(&loads, SimTime::ZERO, &mut rng), Err(1.0));
+        assert_eq!(c.waiting, Some(1));
+        // At t = 1 the wait is over: server 1 gets exactly one token and the request.
+        let t1 = SimTime::new(1.0);
+        assert_eq!(c.try_pick(&loads, t1, &mut rng), Ok(1));
+        assert_eq!(c.server(1).outstanding, 1);
+        // Server 1 is empty again; server 0 (next in rank) has one token by now.
+        assert_eq!(c.try_pick(&loads, t1, &mut rng), Ok(0));
+        assert_eq!(c.try_pick(&loads, t1, &mut rng), Ok(2));
+        assert!(c.try_pick(&loads, t1, &mut rng).is_err());
+        // Without rate control the best-ranked server always takes it.
+        let mut plain = C3::new(3, 1, C3Config { rate_control: false, ..cfg() });
+        plain.on_response(0, &r(2.0), SimTime::ZERO, 0);
+        plain.on_response(1, &r(1.0), SimTime::ZERO, 0);
+        plain.on_response(2, &r(3.0), SimTime::ZERO, 0);
+        assert_eq!(plain.try_pick(&loads, SimTime::ZERO, &mut rng), Ok(1));
+    }
+
     #[test]
     fn the_lowest_score_wins_and_counts_as_outstanding() {
-        let mut c = C3::new(3, 1);
+        let mut c = C3::new(3, 1, C3Config::default());
         let mut rng = <SimRng as rand::SeedableRng>::seed_from_u64(9);
         // Servers 0 and 2 answered slowly, server 1 quickly.
         c.on_response(0, &Response { sojourn: 5.0, service: 1.0, queue: 4 }, SimTime::ZERO, 0);

@@ -34,7 +34,7 @@ mod tuning;
 mod wrr_orca;
 
 pub use aperture::Aperture;
-pub use c3::{C3, C3_ALPHA, C3Server};
+pub use c3::{C3, C3_ALPHA, C3Config, C3Server, RateControl};
 pub use fleet::Fleet;
 pub use jiq::Jiq;
 pub use jsq::Jsq;
@@ -124,6 +124,25 @@ pub trait Policy {
 
     /// A probe sent to `server` came back with `reply`.
     fn on_probe(&mut self, _server: usize, _reply: ProbeReply, _now: SimTime) {}
+
+    // ----- client-side rate limits (the general loop only) -----
+
+    /// True if the policy may hold a request back at the client (a client-side sending-rate
+    /// limit): the general loop then asks [`Self::try_pick`] instead of [`Self::pick`] and keeps
+    /// the requests held back in a FIFO backlog, which a new arrival joins while it is not empty.
+    const HOLDS: bool = false;
+
+    /// The server for the request at the head of the client's backlog, or `Err(t)`: no server
+    /// may take it now, ask again at `t` (after `now`). Only called when [`Self::HOLDS`].
+    #[inline]
+    fn try_pick(
+        &mut self,
+        loads: &LoadTable,
+        now: SimTime,
+        rng: &mut SimRng,
+    ) -> Result<usize, f64> {
+        Ok(self.pick(loads, now, rng))
+    }
 }
 
 /// A uniform index in `0..n`.

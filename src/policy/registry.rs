@@ -248,7 +248,7 @@ policy_table! {
     /// `prequal`
     Prequal => Entry::new("prequal", "Prequal", "Prequal: probe pool, hot-cold rule on requests in flight and latency").live_only().one_client().params(&["probe_rate", "pool", "max_age", "q_rif", "probe_delay"]),
     /// `c3`
-    C3 => Entry::new("c3", "C3", "C3 replica ranking: R - 1/mu + q_hat^3/mu from feedback (no rate control)").live_only().one_client(),
+    C3 => Entry::new("c3", "C3", "C3: replicas ranked by R - 1/mu + q_hat^3/mu from feedback, cubic rate control").live_only().one_client().params(&["rate_control", "rate_interval", "cubic_c", "beta", "smax", "hysteresis", "max_tokens"]),
     /// `least-latency`
     LeastLatency => Entry::new("least-latency", "LeastLatency", "lower EWMA latency of two random servers (least_time style)").live_only().min_servers(2).params(&["tau"]),
 }
@@ -409,7 +409,7 @@ macro_rules! with_policy {
                 $body
             }
             PolicyKind::C3 => {
-                let $make = |p: &PolicyParams| C3::new(p.rates.len(), p.clients);
+                let $make = |p: &PolicyParams| C3::new(p.rates.len(), p.clients, p.tuning.c3);
                 $body
             }
             PolicyKind::LeastLatency => {

@@ -28,6 +28,8 @@ pub struct Tuning {
     pub orca: super::wrr_orca::OrcaConfig,
     /// `prequal`: probe rate, pool size, probe age limit, RIF quantile, probe delay.
     pub prequal: super::prequal::PrequalConfig,
+    /// `c3`: cubic rate control and its parameters.
+    pub c3: super::c3::C3Config,
 }
 
 /// Peak-EWMA decay constant when a policy does not give `tau`.
@@ -47,6 +49,7 @@ impl Default for Tuning {
             dispatchers: 1,
             orca: super::wrr_orca::OrcaConfig::default(),
             prequal: super::prequal::PrequalConfig::default(),
+            c3: super::c3::C3Config::default(),
         }
     }
 }
@@ -118,6 +121,36 @@ impl Tuning {
             "probe_delay" => {
                 self.prequal.probe_delay =
                     number().filter(|&x| x >= 0.0).ok_or("probe_delay must be a number >= 0")?
+            }
+            // ----- c3 -----
+            "rate_control" => {
+                self.c3.rate_control = match value {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err("rate_control must be true or false".into()),
+                }
+            }
+            "rate_interval" | "cubic_c" | "smax" => {
+                let x =
+                    number().filter(|&x| x > 0.0).ok_or(format!("{key} must be a number > 0"))?;
+                match key {
+                    "rate_interval" => self.c3.interval = x,
+                    "cubic_c" => self.c3.cubic_c = x,
+                    _ => self.c3.smax = x,
+                }
+            }
+            "max_tokens" => {
+                self.c3.max_tokens =
+                    number().filter(|&x| x >= 1.0).ok_or("max_tokens must be a number >= 1")?
+            }
+            "beta" => {
+                self.c3.beta = number()
+                    .filter(|&x| x > 0.0 && x < 1.0)
+                    .ok_or("beta must be a number between 0 and 1")?
+            }
+            "hysteresis" => {
+                self.c3.hysteresis =
+                    number().filter(|&x| x >= 0.0).ok_or("hysteresis must be a number >= 0")?
             }
             // ----- wrr-orca -----
             "blackout_period"
