@@ -620,7 +620,7 @@ type Context<'a> =
 /// requests back ([`Policy::HOLDS`]), the request joins the client's backlog if that is not
 /// empty or the policy says wait (a [`Event::Retry`] asks again then). True when a guard stops
 /// the replication.
-#[inline]
+#[inline(always)]
 fn send<P: Policy, I: InfoModel, V: Servers>(
     farm_side: &mut FarmSide<'_, P, I, V>,
     ctx: Context<'_>,
