@@ -272,7 +272,10 @@ pub struct ScenarioArgs {
     #[arg(long = "set", value_name = "KEY=VALUE", allow_hyphen_values = true)]
     pub set: Vec<String>,
     /// Policies to compare instead of the file's, comma-separated: NAME or NAME:key=value
-    /// (e.g. p2c,p2c-pewma:tau=5; NAME from the policy table of `lbsim --help`) [default: the
+    /// (e.g. p2c,p2c-pewma:tau=5; NAME from the policy table of `lbsim --help`); with
+    /// `info.clients` > 1 each client runs its own copy, the feedback policies included, and
+    /// learns from its own part of the traffic (wrr-orca: the reports of its servers; prequal:
+    /// its own probes; c3, least-latency: the responses to its own requests) [default: the
     /// file's `policies`]
     #[arg(long, allow_hyphen_values = true, value_name = "LIST")]
     pub policies: Option<String>,

@@ -822,12 +822,13 @@ fn run_scenario(
                 .into());
             }
         }
-        // ----- feedback policies: one client -----
+        // ----- policies that run as one client only -----
         if !spec.info.clients().is_single()
-            && let Some(p) = policies.iter().find(|p| p.kind.entry().one_client)
+            && let Some((p, why)) =
+                policies.iter().find_map(|p| p.kind.entry().one_client.map(|why| (p, why)))
         {
             let e = format!(
-                "info.clients: '{}' learns from server feedback as one client; leave clients at 1",
+                "info.clients: '{}' runs as one client only ({why}); leave clients at 1",
                 p.label
             );
             return Err(keyed(e));

@@ -3,14 +3,15 @@
 
 use lbsim::engine::{SimTime, simulate};
 use lbsim::experiment::Scenario;
-use lbsim::model::{Farm, Information, LoadTable, RateChange, RunLength, SimOptions};
+use lbsim::model::{Clients, Farm, Information, LoadTable, RateChange, RunLength, SimOptions};
 use lbsim::policy::{Policy, PolicyKind};
 use lbsim::rng::{SimRng, StreamKey};
 use lbsim::stats::RepStats;
+use lbsim::subset::Subsetting;
 use lbsim::theory::md1_mean;
 use lbsim::workload::{ExpDemands, PoissonGaps};
 
-use crate::util::{lbsim_ok, replicate, run_length};
+use crate::util::{Dir, lbsim_ok, replicate, run_length};
 
 /// Each server's share of the measured dispatches, pooled over `reps`.
 fn shares(reps: &[RepStats]) -> Vec<f64> {
@@ -45,6 +46,33 @@ fn wrr_orca_learns_weights_proportional_to_rates_and_then_sends_what_swrr_sends(
         let rate_share = rates[s] / 8.0;
         assert!((got[s] / rate_share - 1.0).abs() < 0.05, "server {s}: {got:?} vs rates");
         assert!((got[s] / want[s] - 1.0).abs() < 0.05, "server {s}: {got:?} vs swrr {want:?}");
+    }
+}
+
+#[test]
+fn wrr_orca_in_a_fleet_still_learns_weights_proportional_to_rates() {
+    // The farm, reports and run length of the single-client test above, balanced by 8 clients,
+    // each with its own weights and scheduler fed by the reports of its servers. With subsets of
+    // all four servers drawn at random, each client holds the servers in an order of its own, so
+    // a client that read the reports in farm order would weigh the wrong servers; a client that
+    // heard no reports would stay on round robin (a quarter each, 100% off for the fastest).
+    // Every client's weights are the same reports' qps / utilization, so each client's shares,
+    // and their mix, are the rates' shares: the 5% of the single-client test, over ten standard
+    // deviations of the report noise, holds here too (the uniform assignment of arrivals to
+    // clients adds a binomial sd of 0.05% of a share over 2M picks).
+    let rates = vec![1.0, 1.0, 2.0, 4.0];
+    let run = run_length(50_000, 1_000_000);
+    for subset in [None, Some((4, Subsetting::Random))] {
+        let mut orca = Scenario::live(Farm::new(rates.clone(), 0.7), PolicyKind::WrrOrca, 10.0);
+        orca.tuning.set("report_period", "5000").unwrap();
+        orca.tuning.set("expiration_period", "20000").unwrap();
+        orca.clients = Clients { count: 8, local: true, subset };
+        let got = shares(&replicate(orca, &run, 2, 5));
+        for s in 0..rates.len() {
+            let rate_share = rates[s] / 8.0;
+            let off = got[s] / rate_share - 1.0;
+            assert!(off.abs() < 0.05, "subset {subset:?}, server {s}: {got:?} vs rates");
+        }
     }
 }
 
@@ -175,19 +203,22 @@ fn the_series_is_the_same_whatever_the_threads_and_bad_windows_are_refused() {
 }
 
 #[test]
-fn feedback_policies_refuse_a_fleet_of_clients() {
-    // A fleet relays neither load reports nor probes to its clients: refused, not run blind.
-    for policy in ["wrr-orca", "prequal", "c3"] {
-        let out = crate::util::lbsim(&[
-            "run",
-            "examples/scenarios/slow-backend-fleet.toml",
-            "--policies",
-            policy,
-        ]);
-        assert_eq!(out.status.code(), Some(2), "{policy}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("info.clients") && err.contains(policy), "{err}");
-    }
+fn c3_with_rate_control_is_refused_in_a_fleet_and_runs_there_without_it() {
+    // Rate control keeps one client's backlog: a fleet of c3 clients with it is refused (exit 2,
+    // naming the key and the way out), and runs with rate_control=false.
+    let dir = Dir::new("c3-fleet");
+    let scenario = |policy: &str| {
+        let text = format!(
+            "policies = [\"{policy}\"]\n[farm]\ngroups = [{{ name = \"all\", count = 20, rate = 1.0 }}]\n\
+             [info]\nclients = 4\n[run]\nrequests = 2e4\nwarmup = 2e3\nseeds = 1\n"
+        );
+        dir.file(&format!("{}.toml", policy.len()), &text)
+    };
+    let out = crate::util::lbsim(&["run", &scenario("c3")]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("info.clients") && err.contains("rate_control=false"), "{err}");
+    lbsim_ok(&["run", &scenario("c3:rate_control=false"), "-q"]);
 }
 
 /// A client that sends at most one request every `gap` time units (a token bucket of one token

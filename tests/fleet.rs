@@ -1,5 +1,6 @@
 //! Many clients and the balancers of real systems (`info.clients`, `info.kind = "local"`,
-//! subsets, least-request, least-conn, random-two, aperture, jiq), through `lbsim run`.
+//! subsets, least-request, least-conn, random-two, aperture, jiq, and the feedback policies, each
+//! client learning from its own requests), through `lbsim run`.
 
 use crate::util::{Dir, lbsim_ok};
 
@@ -127,4 +128,89 @@ seeds = 2
     let out = rows(&lbsim_ok(&["run", &aperture, "--format", "csv", "-q"]));
     assert_eq!(out[0]["policy"], "aperture");
     assert!(f(&out[0], "mean").is_finite() && f(&out[1], "mean").is_finite());
+}
+
+#[test]
+fn feedback_policies_run_in_fleets_the_same_on_any_number_of_threads() {
+    // 16 clients, local information, a group that slows down and recovers; once over all the
+    // servers and once in subsets of 20 (reports, probes and responses mapped to each client's
+    // own order). Every row is a finite number, and the bytes do not depend on --threads.
+    let dir = Dir::new("fleet-feedback");
+    let text = r#"
+policies = ["wrr-orca", "prequal", "c3:rate_control=false", "least-latency", "prequal:probe_delay=0.5"]
+[farm]
+groups = [{ name = "slowed", count = 5, rate = 1.0 }, { name = "rest", count = 35, rate = 1.0 }]
+[arrivals]
+load = 0.7
+[info]
+clients = 16
+[run]
+requests = 3e4
+warmup = 5e3
+seeds = 3
+[[events]]
+at = 1000.0
+group = "slowed"
+rate = 0.2
+"#;
+    let file = dir.file("feedback.toml", text);
+    for subset in [None, Some("info.subset=20")] {
+        let run = |threads: &str| {
+            let mut args = vec!["run", &file, "--format", "csv", "-q", "--threads", threads];
+            if let Some(set) = subset {
+                args.extend(["--set", set]);
+            }
+            lbsim_ok(&args)
+        };
+        let one = run("1");
+        assert_eq!(one, run("2"), "{subset:?}");
+        let out = rows(&one);
+        assert_eq!(out.len(), 5);
+        for row in &out {
+            assert!(f(row, "mean") > 0.0 && f(row, "mean").is_finite(), "{row:?}");
+        }
+    }
+}
+
+#[test]
+fn sixteen_clients_learn_from_a_sixteenth_of_the_responses() {
+    // 50 identical servers at load 0.9, one client against 16 with local information: each of
+    // the 16 hears the responses (and, for c3, the queue lengths they carry) of its own requests
+    // only, a sixteenth of them (c3 without its rate control, whose backlog is one client's).
+    // Measured (6 replications of 400k requests after 100k):
+    // - c3 is worse with 16 clients (mean 1.99 +- 0.011 against 1.66 +- 0.044): each client's
+    //   queue averages are sixteen times staler, and `os * clients` only guesses the others'
+    //   requests in flight from its own;
+    // - least-latency is better with 16 clients (8.8 +- 0.33 against 10.8 +- 0.18, both worse
+    //   than random's 10): one client sends every request it draws to the server of lowest
+    //   estimate until responses show the queue it built, a herd; 16 clients hold 16 different
+    //   estimates of each server and herd in 16 directions.
+    // Each direction is asserted with the gap wider than the two 95% half-widths added, i.e. the
+    // intervals do not overlap (the gaps are 6 and 4 times that sum).
+    let dir = Dir::new("fleet-staleness");
+    let farm = FARM.replace(
+        "requests = 1e5\nwarmup = 2e4\nseeds = 4",
+        "requests = 4e5\nwarmup = 1e5\nseeds = 6",
+    );
+    assert_ne!(farm, FARM);
+    let run = |name: &str, info: &str| {
+        let text = format!(
+            "policies = [\"c3:rate_control=false\", \"least-latency\"]\n{farm}\n[info]\n{info}\n"
+        );
+        rows(&lbsim_ok(&["run", &dir.file(name, &text), "--format", "csv", "-q"]))
+    };
+    let one = run("one.toml", "clients = 1");
+    let many = run("many.toml", "clients = 16\nkind = \"local\"");
+    let gap = |a: &std::collections::HashMap<String, String>,
+               b: &std::collections::HashMap<String, String>| {
+        let (d, ci) = (f(a, "mean") - f(b, "mean"), f(a, "mean_ci95") + f(b, "mean_ci95"));
+        assert!(a["steady"] == "true" && b["steady"] == "true", "{a:?} {b:?}");
+        assert!(d > ci, "{}: {} - {} = {d} within {ci}", a["policy"], a["mean"], b["mean"]);
+    };
+    assert_eq!(
+        (one[0]["policy"].as_str(), one[1]["policy"].as_str()),
+        ("c3:rate_control=false", "least-latency")
+    );
+    gap(&many[0], &one[0]);
+    gap(&one[1], &many[1]);
 }

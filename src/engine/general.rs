@@ -75,13 +75,16 @@ enum Event {
     Report,
     /// The policy's timer.
     Timer,
-    /// A probe reaches server `server`.
+    /// A probe sent by client `tag` (the tag of the request it was sent after) reaches server
+    /// `server`.
     ProbeAt {
         server: u32,
+        tag: u32,
     },
-    /// A probe from `server` is back with what it read.
+    /// A probe from `server` is back at client `tag` with what it read.
     ProbeBack {
         server: u32,
+        tag: u32,
         rif: u32,
         latency: f64,
     },
@@ -581,17 +584,17 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                     schedule(&mut sim, t + p, Event::Timer);
                 }
             }
-            Event::ProbeAt { server } => {
+            Event::ProbeAt { server, tag } => {
                 rec.stats.events += 1;
                 let s = server as usize;
                 let m = fb.monitor.as_ref().expect("probes only with feedback");
                 let ProbeReply { rif, latency } = m.probe(s, servers.len(s));
                 let back = t + policy.probe_delay() / 2.0;
-                schedule(&mut sim, back, Event::ProbeBack { server, rif, latency });
+                schedule(&mut sim, back, Event::ProbeBack { server, tag, rif, latency });
             }
-            Event::ProbeBack { server, rif, latency } => {
+            Event::ProbeBack { server, tag, rif, latency } => {
                 rec.stats.events += 1;
-                policy.on_probe(server as usize, ProbeReply { rif, latency }, now);
+                policy.on_probe(server as usize, ProbeReply { rif, latency }, now, tag);
             } // ----- end feedback -----
         }
     }
@@ -691,9 +694,9 @@ fn dispatch<P: Policy, I: InfoModel, V: Servers>(
         let half = policy.probe_delay() / 2.0;
         for server in fb.probes.drain(..) {
             if half > 0.0 {
-                schedule(sim, t + half, Event::ProbeAt { server: server as u32 });
+                schedule(sim, t + half, Event::ProbeAt { server: server as u32, tag: job.tag });
             } else {
-                policy.on_probe(server, m.probe(server, servers.len(server)), now);
+                policy.on_probe(server, m.probe(server, servers.len(server)), now, job.tag);
             }
         }
     }

@@ -566,3 +566,44 @@ warm-up included, finds where the start-up transient ends; a row is not steady w
 before that point, the series still trends in its second half, or drift (mean sojourn of the second \
 half of the measured requests / first half) is outside [0.9, 1.1]: raise --warmup (or --warmup auto) \
 and --requests.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SimTime;
+    use crate::model::LoadTable;
+    use rand::SeedableRng;
+
+    #[test]
+    fn a_fleet_of_c3_counts_its_own_outstanding_requests_once_per_client() {
+        // Two servers; every client has heard server 0 answer with a queue of 0 and server 1
+        // with a queue of 5 (service 1 each): after one sample (alpha 0.9) server 0 scores
+        // 1^3 * 0.9 and server 1 (1 + 4.5)^3 * 0.9 = 150. A client's first request goes to
+        // server 0; with it outstanding, q_hat = 1 + 1 * clients there: 2 (score 7.2) if the
+        // client were built as one of 1, still below server 1, but 17 (score 4422) as one of 16.
+        // So every client of the fleet sends its second request to server 1.
+        let mut sc = Scenario::live(Farm::homogeneous(2, 0.5), PolicyKind::C3, 10.0);
+        sc.clients = Clients { count: 16, local: true, subset: None };
+        let params = PolicyParams::new(&sc.farm.rates, &sc.tuning);
+        let (key, assign) = (StreamKey::new(1, "subsets"), SimRng::seed_from_u64(1));
+        let picks: Vec<(u32, usize)> = with_policy!(sc.policy, |make| {
+            let mut f = fleet(&sc, &params, key, assign, make);
+            let now = SimTime::ZERO;
+            for c in 0..16 {
+                let r = |queue| Response { sojourn: 1.0, service: 1.0, queue };
+                f.on_response(0, &r(0), now, c);
+                f.on_response(1, &r(5), now, c);
+            }
+            let (loads, mut coins) = (LoadTable::new(2, false), SimRng::seed_from_u64(2));
+            (0..300)
+                .map(|_| (f.pick(&loads, now, &mut coins), f.tag()))
+                .map(|(s, c)| (c, s))
+                .collect()
+        });
+        for c in 0..16 {
+            let first: Vec<usize> =
+                picks.iter().filter(|p| p.0 == c).map(|p| p.1).take(2).collect();
+            assert_eq!(first, [0, 1], "client {c}");
+        }
+    }
+}

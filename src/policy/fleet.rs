@@ -14,14 +14,24 @@
 //!   departure);
 //! - **subsets**: client `c` uses only the servers of its subset, in the order the subsetting
 //!   algorithm yields them ([`crate::subset`]);
-//! - a client learns from the responses to its own requests only ([`Policy::on_departure`] goes to
-//!   the sender, found from the request's tag).
+//! - a client learns from the responses to its own requests only ([`Policy::on_departure`] and
+//!   [`Policy::on_response`] go to the sender, found from the request's tag).
+//!
+//! The feedback policies run in fleets too (gRPC runs one `weighted_round_robin` per client
+//! channel, C3 one replica selector per client, Prequal one probe pool per client):
+//!
+//! - **load reports** go to every client, each receiving those of its own servers in its own
+//!   order (every client has the same report and timer periods: they are built from the same
+//!   parameters, so the fleet uses client 0's);
+//! - **timers** fire in every client;
+//! - **probes** are sent by the client of the pick they follow, to servers of its own; the engine
+//!   carries the tag of that pick with the probe, so the reply comes back to its sender.
 //!
 //! The coin flips of every client come from the replication's one policy stream, in arrival order:
 //! with global information and no subsets, K clients of a policy without per-client state (p2c,
 //! jsq, least-request) make exactly the choices of one, which a test checks.
 
-use super::Policy;
+use super::{Policy, ProbeReply, Report, Response};
 use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
@@ -77,6 +87,8 @@ pub struct Fleet<P> {
     watchers: Vec<Vec<(u32, u32)>>,
     /// The client of the last pick.
     last: u32,
+    /// One client's load reports, in its own server order (reused across reports).
+    reports: Vec<Report>,
 }
 
 impl<P: Policy> Fleet<P> {
@@ -119,7 +131,7 @@ impl<P: Policy> Fleet<P> {
                 Client { policy, table, servers, index }
             })
             .collect();
-        Fleet { clients, view, assign, watchers, last: 0 }
+        Fleet { clients, view, assign, watchers, last: 0, reports: Vec::new() }
     }
 
     /// Client `c`'s policy (for tests).
@@ -178,6 +190,66 @@ impl<P: Policy> Policy for Fleet<P> {
             client.table.dec(i);
         }
         client.policy.on_departure(i, sojourn, now, 0);
+    }
+
+    // ----- feedback: each client hears about its own requests and servers -----
+
+    const FEEDBACK: bool = P::FEEDBACK;
+
+    #[inline]
+    fn on_response(&mut self, server: usize, response: &Response, now: SimTime, tag: u32) {
+        let client = &mut self.clients[tag as usize];
+        let i = client.local_index(server).expect("a response from a server of its client");
+        client.policy.on_response(i, response, now, 0);
+    }
+
+    fn report_period(&self) -> Option<f64> {
+        self.clients[0].policy.report_period()
+    }
+
+    fn on_reports(&mut self, reports: &[Report], now: SimTime) {
+        for client in &mut self.clients {
+            if client.servers.is_empty() {
+                client.policy.on_reports(reports, now);
+            } else {
+                self.reports.clear();
+                self.reports.extend(client.servers.iter().map(|&s| reports[s as usize]));
+                client.policy.on_reports(&self.reports, now);
+            }
+        }
+    }
+
+    fn timer_period(&self) -> Option<f64> {
+        self.clients[0].policy.timer_period()
+    }
+
+    fn on_timer(&mut self, now: SimTime) {
+        for client in &mut self.clients {
+            client.policy.on_timer(now);
+        }
+    }
+
+    #[inline]
+    fn probes(&mut self, now: SimTime, rng: &mut SimRng, out: &mut Vec<usize>) {
+        // Called right after a pick: the probes are that pick's client's, to its own servers.
+        let client = &mut self.clients[self.last as usize];
+        let start = out.len();
+        client.policy.probes(now, rng, out);
+        if !client.servers.is_empty() {
+            for s in &mut out[start..] {
+                *s = client.servers[*s] as usize;
+            }
+        }
+    }
+
+    fn probe_delay(&self) -> f64 {
+        self.clients[0].policy.probe_delay()
+    }
+
+    fn on_probe(&mut self, server: usize, reply: ProbeReply, now: SimTime, tag: u32) {
+        let client = &mut self.clients[tag as usize];
+        let i = client.local_index(server).expect("a probe of a server of its client");
+        client.policy.on_probe(i, reply, now, 0);
     }
 }
 
@@ -238,6 +310,199 @@ mod tests {
         f.on_departure(1, 1.0, SimTime::ZERO, 0);
         assert_eq!(f.clients[0].table.get(1), true_len[1] - 1);
         assert_eq!(f.clients[1].table.get(0), true_len[1] - 1);
+    }
+
+    /// What one recording client heard, in its own server indices.
+    #[derive(Debug, Default)]
+    struct Log {
+        /// Its requests not yet answered, per server.
+        outstanding: Vec<i64>,
+        /// Responses (server, the `queue` field, used as a label).
+        responses: Vec<(usize, u32)>,
+        /// Every batch of reports (their `qps`, used as a label).
+        reports: Vec<Vec<f64>>,
+        timers: u32,
+        /// Probes sent and not back: (server, when sent).
+        probes: Vec<(usize, f64)>,
+        /// Probe replies that matched no probe of this client's.
+        strays: u32,
+        replies: u32,
+    }
+
+    /// A feedback policy that picks uniformly among its servers, probes two of them after each
+    /// pick, and logs what reaches it (the log is shared, so that it outlives a simulation).
+    #[derive(Debug, Clone)]
+    struct Recorder {
+        n: usize,
+        delay: f64,
+        log: std::rc::Rc<std::cell::RefCell<Log>>,
+    }
+
+    impl Recorder {
+        fn new(n: usize, delay: f64) -> Self {
+            let log = Log { outstanding: vec![0; n], ..Log::default() };
+            Recorder { n, delay, log: std::rc::Rc::new(std::cell::RefCell::new(log)) }
+        }
+    }
+
+    impl Policy for Recorder {
+        const TAGGED: bool = true;
+        const FEEDBACK: bool = true;
+
+        fn pick(&mut self, _loads: &LoadTable, _now: SimTime, rng: &mut SimRng) -> usize {
+            let s = crate::policy::uniform(rng, self.n);
+            self.log.borrow_mut().outstanding[s] += 1;
+            s
+        }
+
+        fn on_response(&mut self, server: usize, r: &Response, _now: SimTime, tag: u32) {
+            assert_eq!(tag, 0, "a client is one dispatcher");
+            let mut log = self.log.borrow_mut();
+            log.outstanding[server] -= 1;
+            assert!(log.outstanding[server] >= 0, "a response to a request it did not send");
+            log.responses.push((server, r.queue));
+        }
+
+        fn report_period(&self) -> Option<f64> {
+            Some(5.0)
+        }
+
+        fn on_reports(&mut self, reports: &[Report], _now: SimTime) {
+            self.log.borrow_mut().reports.push(reports.iter().map(|r| r.qps).collect());
+        }
+
+        fn timer_period(&self) -> Option<f64> {
+            Some(7.0)
+        }
+
+        fn on_timer(&mut self, _now: SimTime) {
+            self.log.borrow_mut().timers += 1;
+        }
+
+        fn probes(&mut self, now: SimTime, rng: &mut SimRng, out: &mut Vec<usize>) {
+            for _ in 0..2 {
+                let s = crate::policy::uniform(rng, self.n);
+                out.push(s);
+                self.log.borrow_mut().probes.push((s, now.get()));
+            }
+        }
+
+        fn probe_delay(&self) -> f64 {
+            self.delay
+        }
+
+        fn on_probe(&mut self, server: usize, _reply: ProbeReply, now: SimTime, tag: u32) {
+            assert_eq!(tag, 0, "a client is one dispatcher");
+            let mut log = self.log.borrow_mut();
+            log.replies += 1;
+            // The probe it answers: sent to this server one delay ago (up to the rounding of
+            // t + d/2 + d/2).
+            let delay = self.delay;
+            let sent = log
+                .probes
+                .iter()
+                .position(|&(s, at)| s == server && (at + delay - now.get()).abs() < 1e-9);
+            match sent {
+                Some(i) => {
+                    log.probes.swap_remove(i);
+                }
+                None => log.strays += 1,
+            }
+        }
+    }
+
+    fn response(label: u32) -> Response {
+        Response { sojourn: 1.0, service: 1.0, queue: label }
+    }
+
+    #[test]
+    fn a_response_reaches_its_sender_only_at_its_own_index() {
+        // Three clients over subsets of 5 servers (in their own orders), local information.
+        // Every response is labelled with the pick's number: each client must hear exactly its
+        // own picks' responses, at the index its subset gives the server.
+        let subsets = vec![vec![4, 1, 0], vec![1, 3], vec![2, 0, 3, 4]];
+        let clients: Vec<Recorder> = subsets.iter().map(|s| Recorder::new(s.len(), 0.0)).collect();
+        let logs: Vec<_> = clients.iter().map(|c| c.log.clone()).collect();
+        let mut f = Fleet::new(5, clients, subsets.clone(), true, rng(5));
+        let farm = LoadTable::new(5, false);
+        let mut coins = rng(6);
+        let mut want = vec![Vec::new(); 3];
+        for label in 0..300 {
+            let s = f.pick(&farm, SimTime::ZERO, &mut coins);
+            let c = f.tag() as usize;
+            let i = subsets[c].iter().position(|&x| x == s as u32).expect("in its subset");
+            want[c].push((i, label));
+            f.on_response(s, &response(label), SimTime::ZERO, c as u32);
+        }
+        for (c, log) in logs.iter().enumerate() {
+            assert!(want[c].len() > 50, "client {c} sent {}", want[c].len());
+            assert_eq!(log.borrow().responses, want[c], "client {c}");
+        }
+    }
+
+    #[test]
+    fn reports_are_split_by_subset_in_each_clients_order_and_timers_reach_every_client() {
+        // Server s reports qps = 10 + s: client 0 (servers 4, 1) must read [14, 11], client 1
+        // (1, 3) [11, 13]; a fleet without subsets gives every client all five in farm order.
+        let subsets = vec![vec![4, 1], vec![1, 3]];
+        let clients = vec![Recorder::new(2, 0.0), Recorder::new(2, 0.0)];
+        let logs: Vec<_> = clients.iter().map(|c| c.log.clone()).collect();
+        let mut f = Fleet::new(5, clients, subsets, false, rng(1));
+        assert_eq!((f.report_period(), f.timer_period()), (Some(5.0), Some(7.0)));
+        let reports: Vec<Report> =
+            (0..5).map(|s| Report { qps: 10.0 + s as f64, utilization: 0.5 }).collect();
+        f.on_reports(&reports, SimTime::ZERO);
+        f.on_timer(SimTime::ZERO);
+        assert_eq!(logs[0].borrow().reports, [[14.0, 11.0]]);
+        assert_eq!(logs[1].borrow().reports, [[11.0, 13.0]]);
+        assert!(logs.iter().all(|l| l.borrow().timers == 1));
+
+        let all: Vec<Recorder> = (0..3).map(|_| Recorder::new(5, 0.0)).collect();
+        let logs: Vec<_> = all.iter().map(|c| c.log.clone()).collect();
+        let mut f = Fleet::new(5, all, Vec::new(), true, rng(1));
+        f.on_reports(&reports, SimTime::ZERO);
+        for log in logs {
+            assert_eq!(log.borrow().reports, [[10.0, 11.0, 12.0, 13.0, 14.0]]);
+        }
+    }
+
+    #[test]
+    fn probes_go_to_the_pickers_servers_and_replies_back_to_it() {
+        // Through the engine, probes immediate (delay 0) and in flight (delay 3, so that the
+        // replies of many clients interleave): every reply must match a probe its client sent
+        // to that server one delay earlier, and every probe must come back. Every response must
+        // answer a request of its client's (the recorder asserts it) and all must be answered.
+        use crate::engine::simulate;
+        use crate::model::{Farm, Information, RunLength, SimOptions};
+        use crate::workload::{ExpDemands, PoissonGaps};
+        let subsets = vec![vec![0, 1, 2], vec![2, 3], vec![5, 4, 3, 1], vec![0, 5]];
+        for delay in [0.0, 3.0] {
+            let clients: Vec<Recorder> =
+                subsets.iter().map(|s| Recorder::new(s.len(), delay)).collect();
+            let logs: Vec<_> = clients.iter().map(|c| c.log.clone()).collect();
+            let fleet = Fleet::new(6, clients, subsets.clone(), true, rng(7));
+            let farm = Farm::homogeneous(6, 0.7);
+            let len = RunLength { warmup: 100, requests: 5_000 };
+            let opts = SimOptions {
+                info: Information::Live,
+                track_levels: false,
+                queue_guard: u32::MAX,
+                series: None,
+            };
+            let mut gaps = PoissonGaps(farm.arrival_rate());
+            simulate(&farm, len, opts, fleet, &mut gaps, &ExpDemands, rng(8), rng(9));
+            let mut sent = 0;
+            for (c, log) in logs.iter().enumerate() {
+                let log = log.borrow();
+                assert_eq!(log.strays, 0, "delay {delay}: client {c} got others' replies");
+                assert!(log.probes.is_empty(), "delay {delay}: client {c}: {:?}", log.probes);
+                assert!(log.outstanding.iter().all(|&o| o == 0), "client {c} unanswered");
+                assert!(log.replies > 1_000, "client {c}: {} replies", log.replies);
+                assert!(log.timers > 0 && !log.reports.is_empty());
+                sent += log.responses.len();
+            }
+            assert_eq!(sent, 5_100);
+        }
     }
 
     #[test]

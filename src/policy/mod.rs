@@ -114,6 +114,7 @@ pub trait Policy {
     fn on_timer(&mut self, _now: SimTime) {}
 
     /// Probes to send right after a pick: pushes their servers onto `out` (drawing from `rng`).
+    /// They belong to that pick's sender: each comes back to [`Self::on_probe`] with its tag.
     #[inline]
     fn probes(&mut self, _now: SimTime, _rng: &mut SimRng, _out: &mut Vec<usize>) {}
 
@@ -122,8 +123,9 @@ pub trait Policy {
         0.0
     }
 
-    /// A probe sent to `server` came back with `reply`.
-    fn on_probe(&mut self, _server: usize, _reply: ProbeReply, _now: SimTime) {}
+    /// A probe sent to `server` came back with `reply`; `tag` is what [`Self::tag`] said for the
+    /// pick the probe was sent after (the client that sent it).
+    fn on_probe(&mut self, _server: usize, _reply: ProbeReply, _now: SimTime, _tag: u32) {}
 
     // ----- client-side rate limits (the general loop only) -----
 

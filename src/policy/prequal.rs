@@ -167,7 +167,7 @@ impl Policy for Prequal {
         self.cfg.probe_delay
     }
 
-    fn on_probe(&mut self, server: usize, reply: ProbeReply, now: SimTime) {
+    fn on_probe(&mut self, server: usize, reply: ProbeReply, now: SimTime, _tag: u32) {
         let probe = Probe { server, rif: reply.rif, latency: reply.latency, at: now.get() };
         if let Some(p) = self.pool.iter_mut().find(|p| p.server == server) {
             *p = probe;
@@ -193,7 +193,7 @@ mod tests {
         let cfg = PrequalConfig { q_rif, pool: 16, ..PrequalConfig::default() };
         let mut p = Prequal::new(10, cfg);
         for &(server, rif, latency) in probes {
-            p.on_probe(server, ProbeReply { rif, latency }, SimTime::ZERO);
+            p.on_probe(server, ProbeReply { rif, latency }, SimTime::ZERO, 0);
         }
         p
     }
@@ -245,11 +245,11 @@ mod tests {
         let cfg = PrequalConfig { pool: 2, ..PrequalConfig::default() };
         let mut p = Prequal::new(10, cfg);
         let r = |rif| ProbeReply { rif, latency: 1.0 };
-        p.on_probe(0, r(1), SimTime::new(1.0));
-        p.on_probe(1, r(1), SimTime::new(2.0));
-        p.on_probe(1, r(5), SimTime::new(3.0));
+        p.on_probe(0, r(1), SimTime::new(1.0), 0);
+        p.on_probe(1, r(1), SimTime::new(2.0), 0);
+        p.on_probe(1, r(5), SimTime::new(3.0), 0);
         assert_eq!(p.pool().len(), 2);
-        p.on_probe(2, r(1), SimTime::new(4.0));
+        p.on_probe(2, r(1), SimTime::new(4.0), 0);
         let servers: Vec<usize> = p.pool().iter().map(|q| q.server).collect();
         assert!(!servers.contains(&0) && servers.contains(&1) && servers.contains(&2));
     }

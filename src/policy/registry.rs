@@ -67,9 +67,10 @@ pub struct Entry {
     /// Counts its own dispatches on the board: the name selects the update-on-dispatch board
     /// ([`BoardWithDispatch`](crate::info::BoardWithDispatch)) rather than a different policy.
     pub counts_dispatches: bool,
-    /// Learns from server feedback (reports, probes), which a fleet of clients does not relay:
-    /// runs with one client only.
-    pub one_client: bool,
+    /// Runs with one client only (`info.clients = 1`, no local information, no subsets), for the
+    /// reason given, which the refusal quotes. No policy needs it today: the feedback policies
+    /// run in fleets, each client learning from its own requests, probes and servers.
+    pub one_client: Option<&'static str>,
 }
 
 impl Entry {
@@ -85,13 +86,13 @@ impl Entry {
             min_servers: MinServers::AtLeast(1),
             params: &[],
             counts_dispatches: false,
-            one_client: false,
+            one_client: None,
         }
     }
 
-    /// Runs with one client only (see [`Entry::one_client`]).
-    pub const fn one_client(self) -> Entry {
-        Entry { one_client: true, ..self }
+    /// Runs with one client only, because `why` (see [`Entry::one_client`]).
+    pub const fn one_client(self, why: &'static str) -> Entry {
+        Entry { one_client: Some(why), ..self }
     }
 
     /// Makes the entry a family over N in `min..=max`, needing N servers.
@@ -244,11 +245,11 @@ policy_table! {
     /// `maglev`
     Maglev => Entry::new("maglev", "MaglevHash", "key's server in a Maglev lookup table").params(&["table"]),
     /// `wrr-orca`
-    WrrOrca => Entry::new("wrr-orca", "WrrOrca", "gRPC weighted_round_robin: weights qps/utilization from server reports").live_only().one_client().params(&["blackout_period", "expiration_period", "weight_update_period", "report_period", "penalty"]),
+    WrrOrca => Entry::new("wrr-orca", "WrrOrca", "gRPC weighted_round_robin: weights qps/utilization from server reports").live_only().params(&["blackout_period", "expiration_period", "weight_update_period", "report_period", "penalty"]),
     /// `prequal`
-    Prequal => Entry::new("prequal", "Prequal", "Prequal: probe pool, hot-cold rule on requests in flight and latency").live_only().one_client().params(&["probe_rate", "pool", "max_age", "q_rif", "probe_delay"]),
+    Prequal => Entry::new("prequal", "Prequal", "Prequal: probe pool, hot-cold rule on requests in flight and latency").live_only().params(&["probe_rate", "pool", "max_age", "q_rif", "probe_delay"]),
     /// `c3`
-    C3 => Entry::new("c3", "C3", "C3: replicas ranked by R - 1/mu + q_hat^3/mu from feedback, cubic rate control").live_only().one_client().params(&["rate_control", "rate_interval", "cubic_c", "beta", "smax", "hysteresis", "max_tokens"]),
+    C3 => Entry::new("c3", "C3", "C3: replicas ranked by R - 1/mu + q_hat^3/mu from feedback, cubic rate control").live_only().params(&["rate_control", "rate_interval", "cubic_c", "beta", "smax", "hysteresis", "max_tokens"]),
     /// `least-latency`
     LeastLatency => Entry::new("least-latency", "LeastLatency", "lower EWMA latency of two random servers (least_time style)").live_only().min_servers(2).params(&["tau"]),
 }
