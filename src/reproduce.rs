@@ -150,7 +150,7 @@ const SLOW_END: f64 = 15_700.0;
 
 /// What each policy of the slow-backend experiment needs from servers and what it costs.
 fn slow_backend_cost(policy: &str) -> &'static str {
-    match policy.split(':').next().unwrap_or_default() {
+    match policy.split([':', ' ']).next().unwrap_or_default() {
         "random" | "rr" => "nothing",
         "p2c" | "jsq" => "live queue lengths of the farm",
         "least-request" => "own in-flight counts",
@@ -164,14 +164,25 @@ fn slow_backend_cost(policy: &str) -> &'static str {
 
 /// The slow-backend table (results.txt) and its figure, from the two slow-backend runs.
 fn slow_backend_section(ran: &[(&str, Rows)]) -> (String, String) {
-    let rows: Vec<&experiment::run::RunRow> = ran
+    // The fleet's rows are marked, so that a policy run both ways keeps two names.
+    let owned: Vec<experiment::run::RunRow> = ran
         .iter()
         .filter(|(stem, _)| stem.starts_with("slow_backend"))
-        .flat_map(|(_, rows)| match rows {
-            Rows::Run(r) => r.iter().collect::<Vec<_>>(),
+        .flat_map(|(stem, rows)| match rows {
+            Rows::Run(r) => r
+                .iter()
+                .map(|row| {
+                    let mut row = row.clone();
+                    if stem.ends_with("_fleet") {
+                        row.policy += " (16 clients)";
+                    }
+                    row
+                })
+                .collect::<Vec<_>>(),
             _ => Vec::new(),
         })
         .collect();
+    let rows: Vec<&experiment::run::RunRow> = owned.iter().collect();
     let adapt = experiment::adapt::adaptation(&rows, 0, SLOW_T1, SLOW_T2, SLOW_END);
     #[derive(Serialize)]
     struct Line<'a> {
@@ -208,8 +219,9 @@ fn slow_backend_section(ran: &[(&str, Rows)]) -> (String, String) {
              the 99th percentile of the requests that arrived while it was slow (from 10-unit\n\
              windows, to 2.3%). adapt: time from t = 2000 to the end of the first 10-unit window\n\
              whose share has made 90% of the move to share_slow ('-': it moves by less than 0.01);\n\
-             recover: the same after t = 8000. least-request runs as 16 clients, each knowing only\n\
-             its own requests in flight (slow-backend-fleet.toml); the others as one balancer.\n\
+             recover: the same after t = 8000. Rows marked (16 clients) are slow-backend-fleet.toml:\n\
+             16 clients, each knowing only its own requests in flight and learning only from its own\n\
+             responses, its servers' reports and its own probes; the others are one balancer.\n\
              c3 ranks the servers and limits its rate to each (cubic rate control, a backlog at the\n\
              client); c3:rate_control=false ranks only. Figure: slow_backend.svg.\n";
     text += &String::from_utf8(Table.serialize(&Report::new("slow", &(), &lines))).expect("UTF-8");
