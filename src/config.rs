@@ -833,17 +833,6 @@ fn run_scenario(
             );
             return Err(keyed(e));
         }
-        if !spec.info.clients().is_single()
-            && let Some(p) =
-                policies.iter().find(|p| p.kind == PolicyKind::C3 && p.tuning.c3.rate_control)
-        {
-            let e = format!(
-                "info.clients: '{}' holds requests back in one client's backlog (its rate \
-                 control); with several clients give c3:rate_control=false",
-                p.label
-            );
-            return Err(keyed(e));
-        }
         if spec.info.subset.is_some()
             && let Some(p) = policies.iter().find(|p| p.kind == PolicyKind::Aperture)
         {

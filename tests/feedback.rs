@@ -4,7 +4,7 @@
 use lbsim::engine::{SimTime, simulate};
 use lbsim::experiment::Scenario;
 use lbsim::model::{Clients, Farm, Information, LoadTable, RateChange, RunLength, SimOptions};
-use lbsim::policy::{Policy, PolicyKind};
+use lbsim::policy::{Fleet, Policy, PolicyKind};
 use lbsim::rng::{SimRng, StreamKey};
 use lbsim::stats::RepStats;
 use lbsim::subset::Subsetting;
@@ -202,27 +202,9 @@ fn the_series_is_the_same_whatever_the_threads_and_bad_windows_are_refused() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn c3_with_rate_control_is_refused_in_a_fleet_and_runs_there_without_it() {
-    // Rate control keeps one client's backlog: a fleet of c3 clients with it is refused (exit 2,
-    // naming the key and the way out), and runs with rate_control=false.
-    let dir = Dir::new("c3-fleet");
-    let scenario = |policy: &str| {
-        let text = format!(
-            "policies = [\"{policy}\"]\n[farm]\ngroups = [{{ name = \"all\", count = 20, rate = 1.0 }}]\n\
-             [info]\nclients = 4\n[run]\nrequests = 2e4\nwarmup = 2e3\nseeds = 1\n"
-        );
-        dir.file(&format!("{}.toml", policy.len()), &text)
-    };
-    let out = crate::util::lbsim(&["run", &scenario("c3")]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("info.clients") && err.contains("rate_control=false"), "{err}");
-    lbsim_ok(&["run", &scenario("c3:rate_control=false"), "-q"]);
-}
-
 /// A client that sends at most one request every `gap` time units (a token bucket of one token
 /// refilled at rate 1 / gap), holding the others back in its backlog.
+#[derive(Debug, Clone)]
 struct Pacer {
     gap: f64,
     next: f64,
@@ -236,7 +218,13 @@ impl Policy for Pacer {
         unreachable!("a policy that holds is asked through try_pick")
     }
 
-    fn try_pick(&mut self, _: &LoadTable, now: SimTime, _: &mut SimRng) -> Result<usize, f64> {
+    fn try_pick(
+        &mut self,
+        _: u32,
+        _: &LoadTable,
+        now: SimTime,
+        _: &mut SimRng,
+    ) -> Result<usize, f64> {
         let t = now.get();
         if t < self.next {
             return Err(self.next);
@@ -246,17 +234,11 @@ impl Policy for Pacer {
     }
 }
 
-#[test]
-fn a_client_backlog_paced_at_one_per_gap_is_an_md1_queue() {
-    // Poisson arrivals at rate 0.5 to a client that lets one request through per unit of time,
-    // FIFO, in front of one server a million times faster: the time a request spends before its
-    // dispatch is the wait of an M/D/1 queue with service 1 at rho = 0.5, `md1_mean(0.5) - 1 =
-    // 0.5`, and the server adds about 1e-6. The backlog path is then exercised by every busy
-    // period (half of the requests find it non-empty or the pacer closed). Eight replications of
-    // 200k requests: the tolerance is five standard errors of their mean, estimated from the
-    // replications themselves; the standard error must also be below 1% of the mean, so a
-    // backlog that lost its FIFO order or its wake-ups (the mean would move by far more) fails.
-    let farm = Farm::new(vec![1e6], 0.5e-6);
+/// The mean time before dispatch over eight replications of `policy` sending Poisson arrivals
+/// of rate `rate` to one server a million times faster than the arrivals (its sojourns add about
+/// 1e-6), and the standard error of that mean from the replications' spread.
+fn paced_mean<P: Policy + Clone>(policy: P, rate: f64) -> (f64, f64) {
+    let farm = Farm::new(vec![1e6], rate / 1e6);
     let len = RunLength { warmup: 20_000, requests: 200_000 };
     let opts = SimOptions {
         info: Information::Live,
@@ -267,28 +249,64 @@ fn a_client_backlog_paced_at_one_per_gap_is_an_md1_queue() {
     let means: Vec<f64> = (0..8)
         .map(|seed| {
             let key = |label| StreamKey::new(seed, label).u64(0).rng();
-            let pacer = Pacer { gap: 1.0, next: 0.0 };
-            let mut gaps = PoissonGaps(0.5);
-            let stats = simulate(
-                &farm,
-                len,
-                opts,
-                pacer,
-                &mut gaps,
-                &ExpDemands,
-                key("workload"),
-                key("policy"),
-            );
+            let mut gaps = PoissonGaps(rate);
+            let (w, c) = (key("workload"), key("policy"));
+            let stats = simulate(&farm, len, opts, policy.clone(), &mut gaps, &ExpDemands, w, c);
             assert_eq!(stats.requests, 200_000);
             stats.sum / stats.requests as f64
         })
         .collect();
     let mean = means.iter().sum::<f64>() / 8.0;
     let var = means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / 7.0;
-    let se = (var / 8.0).sqrt();
+    (mean, (var / 8.0).sqrt())
+}
+
+#[test]
+fn a_client_backlog_paced_at_one_per_gap_is_an_md1_queue() {
+    // Poisson arrivals at rate 0.5 to a client that lets one request through per unit of time,
+    // FIFO: the time a request spends before its dispatch is the wait of an M/D/1 queue with
+    // service 1 at rho = 0.5, `md1_mean(0.5) - 1 = 0.5`. The backlog path is exercised by every
+    // busy period (half of the requests find it non-empty or the pacer closed). Eight
+    // replications of 200k requests: the tolerance is five standard errors of their mean,
+    // estimated from the replications themselves; the standard error must also be below 1% of
+    // the mean, so a backlog that lost its FIFO order or its wake-ups (the mean would move by far
+    // more) fails.
+    let (mean, se) = paced_mean(Pacer { gap: 1.0, next: 0.0 }, 0.5);
     let want = md1_mean(0.5) - 1.0;
     assert!(se < 0.01 * want, "se {se}");
     assert!((mean - want).abs() < 5.0 * se, "{mean} vs {want} +- {}", 5.0 * se);
+}
+
+#[test]
+fn each_client_of_a_fleet_has_a_backlog_of_its_own() {
+    // Two pacing clients, each at most one request per unit, share Poisson arrivals of rate 1:
+    // each client sees a Poisson stream of rate 0.5 (a random split of one), so with a backlog
+    // of its own each is the M/D/1 queue above, wait 0.5. One backlog shared by both would hold a
+    // request of one client behind the other's (its wait would be that of the pair, far above).
+    // Tolerance as above: five standard errors from eight replications.
+    let pacer = Pacer { gap: 1.0, next: 0.0 };
+    let fleet =
+        Fleet::new(1, vec![pacer; 2], Vec::new(), false, StreamKey::new(3, "clients").rng());
+    let (mean, se) = paced_mean(fleet, 1.0);
+    let want = md1_mean(0.5) - 1.0;
+    assert!(se < 0.01 * want, "se {se}");
+    assert!((mean - want).abs() < 5.0 * se, "{mean} vs {want} +- {}", 5.0 * se);
+}
+
+#[test]
+fn c3_with_rate_control_runs_in_a_fleet_the_same_on_any_number_of_threads() {
+    // Sixteen c3 clients, each with its own buckets and backlog, and buckets of one token so that
+    // the backlogs are used; the bytes do not depend on --threads, and every row is finite.
+    let dir = Dir::new("c3-fleet");
+    let text = "policies = [\"c3\", \"c3:max_tokens=1\"]\n[farm]\n\
+                groups = [{ name = \"all\", count = 20, rate = 1.0 }]\n[info]\nclients = 16\n\
+                [arrivals]\nload = 0.7\n[run]\nrequests = 3e4\nwarmup = 3e3\nseeds = 2\n";
+    let file = dir.file("c3.toml", text);
+    let one = lbsim_ok(&["run", &file, "--format", "csv", "-q", "--threads", "1"]);
+    let two = lbsim_ok(&["run", &file, "--format", "csv", "-q", "--threads", "2"]);
+    assert_eq!(one, two);
+    assert_eq!(one.lines().count(), 3, "{one}");
+    assert!(!one.contains("NaN") && !one.contains("inf"), "{one}");
 }
 
 #[test]

@@ -67,9 +67,11 @@ enum Event {
     Post,
     /// The earliest request the admission stage delayed is let through.
     Release,
-    /// The policy asks again for the request at the head of the client's backlog
+    /// The policy asks again for the request at the head of `client`'s backlog
     /// ([`Policy::HOLDS`]).
-    Retry,
+    Retry {
+        client: u32,
+    },
     // ----- feedback (see `feedback.rs`) -----
     /// The servers send their load reports.
     Report,
@@ -424,8 +426,8 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
     });
     // Requests the admission stage delayed, in the order they are let through.
     let mut delayed: VecDeque<Job> = VecDeque::new();
-    // Requests the policy holds back at the client (`Policy::HOLDS`), in arrival order.
-    let mut held: VecDeque<Job> = VecDeque::new();
+    // Requests the policy holds back (`Policy::HOLDS`), per client, in arrival order.
+    let mut held: Vec<VecDeque<Job>> = Vec::new();
 
     // Rate changes first: one at the instant of an arrival applies before it.
     for (i, e) in farm.events.iter().enumerate() {
@@ -536,13 +538,14 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                     break;
                 }
             }
-            Event::Retry => {
+            Event::Retry { client } => {
                 rec.stats.events += 1;
                 let mut stop = false;
-                while let Some(&job) = held.front() {
-                    match policy.try_pick(info.view(), now, &mut coins) {
+                let backlog = &mut held[client as usize];
+                while let Some(&job) = backlog.front() {
+                    match policy.try_pick(client, info.view(), now, &mut coins) {
                         Ok(s) => {
-                            held.pop_front();
+                            backlog.pop_front();
                             let mut farm_side = (&mut policy, &mut info, &mut servers, &mut coins);
                             let ctx = (&mut gate, &mut rec, &mut sim, &mut fb);
                             if dispatch(&mut farm_side, ctx, s, job, len, opts) {
@@ -551,7 +554,7 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                             }
                         }
                         Err(at) => {
-                            schedule(&mut sim, at, Event::Retry);
+                            schedule(&mut sim, at, Event::Retry { client });
                             break;
                         }
                     }
@@ -620,14 +623,14 @@ type Context<'a> =
     (&'a mut Option<Gate>, &'a mut Recorder, &'a mut Simulation<Event>, &'a mut Feedback);
 
 /// Sends an admitted request: the policy picks its server now, or, for a policy that holds
-/// requests back ([`Policy::HOLDS`]), the request joins the client's backlog if that is not
+/// requests back ([`Policy::HOLDS`]), the request joins its client's backlog if that is not
 /// empty or the policy says wait (a [`Event::Retry`] asks again then). True when a guard stops
 /// the replication.
 #[inline(always)]
 fn send<P: Policy, I: InfoModel, V: Servers>(
     farm_side: &mut FarmSide<'_, P, I, V>,
     ctx: Context<'_>,
-    held: &mut VecDeque<Job>,
+    held: &mut Vec<VecDeque<Job>>,
     job: Job,
     len: RunLength,
     opts: SimOptions,
@@ -638,14 +641,19 @@ fn send<P: Policy, I: InfoModel, V: Servers>(
         let s = policy.pick(info.view(), now, coins);
         return dispatch(farm_side, ctx, s, job, len, opts);
     }
-    if held.is_empty() {
-        match policy.try_pick(info.view(), now, coins) {
+    let client = policy.assign();
+    let c = client as usize;
+    if held.len() <= c {
+        held.resize_with(c + 1, VecDeque::new);
+    }
+    if held[c].is_empty() {
+        match policy.try_pick(client, info.view(), now, coins) {
             Ok(s) => return dispatch(farm_side, ctx, s, job, len, opts),
-            Err(at) => schedule(ctx.2, at, Event::Retry),
+            Err(at) => schedule(ctx.2, at, Event::Retry { client }),
         }
     }
-    held.push_back(job);
-    ctx.1.guard_backlog(held.len(), opts.queue_guard, now.get())
+    held[c].push_back(job);
+    ctx.1.guard_backlog(held[c].len(), opts.queue_guard, now.get())
 }
 
 /// Sends `job` into the farm now, to server `s`; under adaptive throttling a server holding

@@ -130,7 +130,7 @@ impl Recorder {
         true
     }
 
-    /// The client's backlog holds `held` requests at `t`: true (and the replication stops) if
+    /// A client's backlog holds `held` requests at `t`: true (and the replication stops) if
     /// that is more than `guard`.
     pub(super) fn guard_backlog(&mut self, held: usize, guard: u32, t: f64) -> bool {
         if held <= guard as usize {
@@ -138,7 +138,7 @@ impl Recorder {
         }
         self.stats.stops = 1;
         self.stats.stopped = Some(format!(
-            "stopped: the client's backlog exceeded --queue-guard {guard} at t = {t:.1}"
+            "stopped: a client's backlog exceeded --queue-guard {guard} at t = {t:.1}"
         ));
         true
     }

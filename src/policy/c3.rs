@@ -52,8 +52,8 @@
 //!
 //! Not modelled: the replication factor (a C3 client chooses among the 3 replicas of a key; here
 //! among all servers), the simulator's shadow reads (duplicates sent to other replicas to
-//! refresh their scores) and network delays. The backlog exists only for one client: `c3` with
-//! rate control runs with `clients = 1` (`rate_control=false` in fleets).
+//! refresh their scores) and network delays. In a fleet every client keeps its own buckets,
+//! receive rates and backlog.
 
 use super::{Policy, Response, uniform};
 use crate::engine::SimTime;
@@ -300,6 +300,7 @@ impl Policy for C3 {
 
     fn try_pick(
         &mut self,
+        _client: u32,
         loads: &LoadTable,
         now: SimTime,
         rng: &mut SimRng,
@@ -463,22 +464,22 @@ mod tests {
         }
         // At t = 0 every bucket is empty: the soonest token is 1 unit away; all three tie, so
         // the first in rank order (server 1) is the one waited for.
-        assert_eq!(c.try_pick(&loads, SimTime::ZERO, &mut rng), Err(1.0));
+        assert_eq!(c.try_pick(0, &loads, SimTime::ZERO, &mut rng), Err(1.0));
         assert_eq!(c.waiting, Some(1));
         // At t = 1 the wait is over: server 1 gets exactly one token and the request.
         let t1 = SimTime::new(1.0);
-        assert_eq!(c.try_pick(&loads, t1, &mut rng), Ok(1));
+        assert_eq!(c.try_pick(0, &loads, t1, &mut rng), Ok(1));
         assert_eq!(c.server(1).outstanding, 1);
         // Server 1 is empty again; server 0 (next in rank) has one token by now.
-        assert_eq!(c.try_pick(&loads, t1, &mut rng), Ok(0));
-        assert_eq!(c.try_pick(&loads, t1, &mut rng), Ok(2));
-        assert!(c.try_pick(&loads, t1, &mut rng).is_err());
+        assert_eq!(c.try_pick(0, &loads, t1, &mut rng), Ok(0));
+        assert_eq!(c.try_pick(0, &loads, t1, &mut rng), Ok(2));
+        assert!(c.try_pick(0, &loads, t1, &mut rng).is_err());
         // Without rate control the best-ranked server always takes it.
         let mut plain = C3::new(3, 1, C3Config { rate_control: false, ..cfg() });
         plain.on_response(0, &r(2.0), SimTime::ZERO, 0);
         plain.on_response(1, &r(1.0), SimTime::ZERO, 0);
         plain.on_response(2, &r(3.0), SimTime::ZERO, 0);
-        assert_eq!(plain.try_pick(&loads, SimTime::ZERO, &mut rng), Ok(1));
+        assert_eq!(plain.try_pick(0, &loads, SimTime::ZERO, &mut rng), Ok(1));
     }
 
     #[test]

@@ -134,6 +134,32 @@ impl<P: Policy> Fleet<P> {
         Fleet { clients, view, assign, watchers, last: 0, reports: Vec::new() }
     }
 
+    /// The client of the next arrival.
+    #[inline]
+    fn draw(&mut self) -> usize {
+        let k = self.clients.len();
+        if k == 1 { 0 } else { super::uniform(&mut self.assign, k) }
+    }
+
+    /// Client `c` sent a request to farm server `s`: the tables that count it.
+    #[inline]
+    fn sent(&mut self, c: usize, s: usize) {
+        self.last = c as u32;
+        match self.view {
+            View::Farm => {}
+            View::Local => {
+                let client = &mut self.clients[c];
+                let i = client.local_index(s).expect("a client picks among its servers");
+                client.table.inc(i);
+            }
+            View::Global => {
+                for &(w, i) in &self.watchers[s] {
+                    self.clients[w as usize].table.inc(i as usize);
+                }
+            }
+        }
+    }
+
     /// Client `c`'s policy (for tests).
     pub fn policy(&self, c: usize) -> &P {
         &self.clients[c].policy
@@ -146,9 +172,7 @@ impl<P: Policy> Policy for Fleet<P> {
 
     #[inline]
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
-        let k = self.clients.len();
-        let c = if k == 1 { 0 } else { super::uniform(&mut self.assign, k) };
-        self.last = c as u32;
+        let c = self.draw();
         let client = &mut self.clients[c];
         let s = match self.view {
             View::Farm => client.policy.pick(loads, now, rng),
@@ -157,24 +181,43 @@ impl<P: Policy> Policy for Fleet<P> {
                 client.server(local)
             }
         };
-        match self.view {
-            View::Farm => {}
-            View::Local => {
-                let i = client.local_index(s).expect("a client picks among its servers");
-                client.table.inc(i);
-            }
-            View::Global => {
-                for &(w, i) in &self.watchers[s] {
-                    self.clients[w as usize].table.inc(i as usize);
-                }
-            }
-        }
+        self.sent(c, s);
         s
     }
 
     #[inline]
     fn tag(&self) -> u32 {
         self.last
+    }
+
+    // ----- client backlogs: each client holds back its own requests -----
+
+    const HOLDS: bool = P::HOLDS;
+
+    #[inline]
+    fn assign(&mut self) -> u32 {
+        self.draw() as u32
+    }
+
+    #[inline]
+    fn try_pick(
+        &mut self,
+        client: u32,
+        loads: &LoadTable,
+        now: SimTime,
+        rng: &mut SimRng,
+    ) -> Result<usize, f64> {
+        let c = client as usize;
+        let cl = &mut self.clients[c];
+        let s = match self.view {
+            View::Farm => cl.policy.try_pick(0, loads, now, rng)?,
+            View::Local | View::Global => {
+                let local = cl.policy.try_pick(0, &cl.table, now, rng)?;
+                cl.server(local)
+            }
+        };
+        self.sent(c, s);
+        Ok(s)
     }
 
     #[inline]

@@ -130,15 +130,25 @@ pub trait Policy {
     // ----- client-side rate limits (the general loop only) -----
 
     /// True if the policy may hold a request back at the client (a client-side sending-rate
-    /// limit): the general loop then asks [`Self::try_pick`] instead of [`Self::pick`] and keeps
-    /// the requests held back in a FIFO backlog, which a new arrival joins while it is not empty.
+    /// limit): the general loop then asks [`Self::assign`] which client sends each arrival and
+    /// [`Self::try_pick`] for its server, instead of [`Self::pick`], and keeps each client's
+    /// requests held back in a FIFO backlog of its own, which a new arrival of that client joins
+    /// while it is not empty.
     const HOLDS: bool = false;
 
-    /// The server for the request at the head of the client's backlog, or `Err(t)`: no server
+    /// The client that sends the next arrival (a fleet draws it here); only called when
+    /// [`Self::HOLDS`].
+    #[inline]
+    fn assign(&mut self) -> u32 {
+        0
+    }
+
+    /// The server for the request at the head of `client`'s backlog, or `Err(t)`: no server
     /// may take it now, ask again at `t` (after `now`). Only called when [`Self::HOLDS`].
     #[inline]
     fn try_pick(
         &mut self,
+        _client: u32,
         loads: &LoadTable,
         now: SimTime,
         rng: &mut SimRng,
