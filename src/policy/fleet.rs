@@ -25,7 +25,10 @@
 //!   parameters, so the fleet uses client 0's);
 //! - **timers** fire in every client;
 //! - **probes** are sent by the client of the pick they follow, to servers of its own; the engine
-//!   carries the tag of that pick with the probe, so the reply comes back to its sender.
+//!   carries the tag of that pick with the probe, so the reply comes back to its sender;
+//! - **backlogs**: a policy that holds requests back ([`Policy::HOLDS`], c3's rate control) does
+//!   so per client: the fleet draws the client of an arrival in [`Policy::assign`] and the engine
+//!   keeps a backlog per client, so one client's held request never waits behind another's.
 //!
 //! The coin flips of every client come from the replication's one policy stream, in arrival order:
 //! with global information and no subsets, K clients of a policy without per-client state (p2c,
