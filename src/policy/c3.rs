@@ -319,8 +319,7 @@ impl Policy for C3 {
         let start = uniform(rng, n);
         // The best-ranked server usually has a token: try it before ranking the rest.
         let best = self.best(start);
-        let first = self.rates[best].try_acquire(t, &self.cfg);
-        let mut soonest = match first {
+        let mut soonest = match self.rates[best].try_acquire(t, &self.cfg) {
             Ok(()) => {
                 self.servers[best].outstanding += 1;
                 return Ok(best);
