@@ -217,3 +217,22 @@ fn a_trace_of_a_poisson_stream_replays_as_poisson_and_to_the_same_bytes() {
     let ci: f64 = column(&once, "mean_ci95")[0].parse().unwrap();
     assert!((mean - 5.0).abs() <= 3.0 * ci, "{mean} +- {ci}");
 }
+
+#[test]
+fn a_warm_up_request_that_ties_with_the_first_measured_one_is_not_measured() {
+    // One server, deterministic service 1, arrivals at 0, 10, 20, 20, 30, 40, 50, 60, warm-up 3:
+    // the third arrival (warm-up) and the fourth (the first measured) both come at 20; the fourth
+    // waits 1 behind the third. Measured sojourns 2, 1, 1, 1, 1: mean 6/5 exactly, in both halves
+    // counted by index (first half: arrivals 3 and 4, mean 1.5; second: 5 to 7, mean 1).
+    let dir = Dir::new("scenario-tie");
+    dir.file("ties.csv", "time\n0\n10\n20\n20\n30\n40\n50\n60\n");
+    let file = dir.file(
+        "ties.toml",
+        "policies = [\"random\"]\n[farm]\ngroups = [{ name = \"s\", count = 1, rate = 1.0 }]\n\
+         [arrivals]\nkind = \"trace\"\nfile = \"ties.csv\"\n[service]\nkind = \"det\"\n\
+         [run]\nrequests = 5\nwarmup = 3\nseeds = 1\n",
+    );
+    let csv = lbsim_ok(&["run", &file, "--format", "csv", "-q"]);
+    assert_eq!(column(&csv, "mean"), ["1.2"], "{csv}");
+    assert_eq!(column(&csv, "drift"), [(1.0 / 1.5).to_string()], "{csv}");
+}

@@ -502,7 +502,7 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
                 };
                 rec.stats.events += 1;
                 let sojourn = t - job.arrival;
-                rec.departed(job.index, job.arrival, sojourn, servers.len(s) + 1, t);
+                rec.departed(job.index, sojourn, servers.len(s) + 1, t);
                 policy.on_departure(s, sojourn, now, job.tag);
                 info.on_departure(s);
                 // ----- feedback and series -----

@@ -68,7 +68,6 @@ pub(super) struct Recorder {
     mid: u64,
     servers: usize,
     t_first: f64,
-    t_mid: f64,
 }
 
 impl Recorder {
@@ -83,13 +82,11 @@ impl Recorder {
             mid: len.warmup + len.requests / 2,
             servers,
             t_first: f64::INFINITY,
-            t_mid: f64::INFINITY,
         }
     }
 
     /// Arrival number `arrived` (0-based) at `t`, before it is dispatched: opens the measured
-    /// window at the end of the warm-up (its queues' maximum from `longest`) and marks the
-    /// middle of it.
+    /// window at the end of the warm-up (its queues' maximum from `longest`).
     #[inline]
     pub(super) fn arriving(&mut self, arrived: u64, t: f64, longest: impl FnOnce() -> u32) {
         if arrived == self.len.warmup {
@@ -98,9 +95,6 @@ impl Recorder {
             if let Some(l) = &mut self.levels {
                 l.open(t);
             }
-        }
-        if arrived == self.mid {
-            self.t_mid = t;
         }
         self.series.arrival(arrived);
     }
@@ -151,18 +145,22 @@ impl Recorder {
         }
     }
 
-    /// The request that arrived `index`-th at `arrival` left at `t` after `sojourn`, from a
-    /// server that held `qlen` requests with it.
+    /// The request that arrived `index`-th left at `t` after `sojourn`, from a server that held
+    /// `qlen` requests with it.
+    ///
+    /// Whether it is measured, and in which half, is decided by its index, as everywhere else
+    /// (the series, the picks, the queue maxima): by arrival time, a warm-up request that arrived
+    /// at the same instant as the first measured one would be counted too.
     #[inline]
-    pub(super) fn departed(&mut self, index: u64, arrival: f64, sojourn: f64, qlen: u32, t: f64) {
+    pub(super) fn departed(&mut self, index: u64, sojourn: f64, qlen: u32, t: f64) {
         self.series.record(index, sojourn);
-        if arrival >= self.t_first {
+        if index >= self.len.warmup {
             let stats = &mut self.stats;
             stats.requests += 1;
             stats.sum += sojourn;
             self.latencies.record(sojourn);
             let half =
-                if arrival < self.t_mid { &mut stats.first_half } else { &mut stats.second_half };
+                if index < self.mid { &mut stats.first_half } else { &mut stats.second_half };
             half.0 += 1;
             half.1 += sojourn;
         }

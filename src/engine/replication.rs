@@ -167,7 +167,7 @@ fn simulate_plain<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
                 let qlen = q.len() as u32;
                 let job = q.pop_front().expect("a departure from an empty queue");
                 let sojourn = t - job.arrival;
-                rec.departed(job.index, job.arrival, sojourn, qlen, t);
+                rec.departed(job.index, sojourn, qlen, t);
                 policy.on_departure(s, sojourn, now, 0);
                 info.on_departure(s);
                 if let Some(next) = q.front() {
