@@ -6,7 +6,7 @@ use lbsim::model::Farm;
 use lbsim::policy::PolicyKind;
 use lbsim::stats::compare::{paired_ci95, unpaired_ci95};
 
-use crate::util::{common, lbsim, lbsim_ok, run_length};
+use crate::util::{Dir, common, lbsim, lbsim_ok, run_length};
 
 /// A CSV output as a header and rows of cells.
 struct Csv {
@@ -267,4 +267,33 @@ fn every_fixed_column_holds_one_type_and_rare_levels_say_so() {
     for (r, c) in reached.iter().zip(&ci) {
         assert_eq!(*r < 3.0, c.is_empty(), "reached {r}, ci '{c}'");
     }
+}
+
+#[test]
+fn an_atom_reads_as_itself_and_no_quantile_reads_above_the_largest_sojourn() {
+    // One server with 1000 slots at load 0.01 (10 requests in service on average, never 1000):
+    // no request waits, so every sojourn is its demand. Deterministic service: every sojourn is
+    // 1 (up to the rounding of departure minus arrival times, 1e-12 here), so every quantile is
+    // 1; the histogram's bucket around 1 is 0.05% wide, and reading inside it used to give
+    // 1.0002-1.0004. Bimodal with p = 0.01 and long = 5: the p99.9 lies in the atom at 5, the
+    // largest sojourn there is; it cannot read above it, and reads within a bucket (0.1%) of it.
+    let dir = Dir::new("honest-atoms");
+    let scenario = |service: &str| {
+        dir.file(
+            &format!("{}.toml", service.split('"').nth(1).unwrap()),
+            &format!(
+                "policies = [\"random\"]\n[farm]\ngroups = [{{ name = \"s\", count = 1, rate = 1.0 }}]\n\
+                 slots = 1000\n[arrivals]\nload = 0.01\n[service]\n{service}\n\
+                 [run]\nrequests = 1e5\nwarmup = 1e3\nseeds = 2\n"
+            ),
+        )
+    };
+    let det = run_csv(&["run", &scenario("kind = \"det\"")]);
+    for q in ["p50", "p90", "p99", "p99.9"] {
+        let x = det.nums(q)[0];
+        assert!((x - 1.0).abs() < 1e-9, "{q} = {x}");
+    }
+    let bimodal = run_csv(&["run", &scenario("kind = \"bimodal\"\np = 0.01\nlong = 5.0")]);
+    let p999 = bimodal.nums("p99.9")[0];
+    assert!(p999 <= 5.0 + 1e-9 && p999 >= 5.0 * (1.0 - 1e-3), "p99.9 = {p999}");
 }

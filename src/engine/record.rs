@@ -68,6 +68,9 @@ pub(super) struct Recorder {
     mid: u64,
     servers: usize,
     t_first: f64,
+    /// Smallest and largest measured sojourn so far.
+    lo: f64,
+    hi: f64,
 }
 
 impl Recorder {
@@ -82,6 +85,8 @@ impl Recorder {
             mid: len.warmup + len.requests / 2,
             servers,
             t_first: f64::INFINITY,
+            lo: f64::INFINITY,
+            hi: f64::NEG_INFINITY,
         }
     }
 
@@ -159,6 +164,8 @@ impl Recorder {
             stats.requests += 1;
             stats.sum += sojourn;
             self.latencies.record(sojourn);
+            self.lo = self.lo.min(sojourn);
+            self.hi = self.hi.max(sojourn);
             let half =
                 if index < self.mid { &mut stats.first_half } else { &mut stats.second_half };
             half.0 += 1;
@@ -175,6 +182,7 @@ impl Recorder {
             self.stats.level_area.clone_from(&l.area);
         }
         self.latencies.finish(&mut self.stats.hist);
+        self.stats.range = (self.stats.requests > 0).then_some((self.lo, self.hi));
         self.stats.series = self.series.finish();
         self.stats
     }

@@ -230,6 +230,10 @@ pub struct RepStats {
     pub second_half: (u64, f64),
     /// Sojourn times.
     pub hist: LatencyHistogram,
+    /// The smallest and the largest measured sojourn, exactly (`None` when nothing was
+    /// measured): quantiles are read inside this range.
+    #[serde(default)]
+    pub range: Option<(f64, f64)>,
     /// Largest queue length at any server during the measurement window.
     pub max_queue: u32,
     /// Events simulated (arrivals, departures, board posts).
@@ -271,9 +275,21 @@ impl RepStats {
         self.sum / self.requests as f64
     }
 
-    /// A sojourn quantile.
+    /// A sojourn quantile: the histogram's reading ([`LatencyHistogram::quantile`]) clamped to
+    /// the observed [`range`](Self::range).
+    ///
+    /// The histogram spreads each bucket's records evenly over the bucket, which reads an atom
+    /// (every sojourn exactly 1 under deterministic service and no waiting) up to a bucket width
+    /// (0.1%) off it, possibly above the largest value observed. No quantile lies outside the
+    /// observed range, so a reading outside it is brought back to its edge: a distribution with
+    /// a single value reads as that value at every quantile, and the top atom of a bimodal one
+    /// never reads above itself.
     pub fn quantile(&self, q: f64) -> f64 {
-        self.hist.quantile(q)
+        let x = self.hist.quantile(q);
+        match self.range {
+            Some((lo, hi)) => x.clamp(lo, hi),
+            None => x,
+        }
     }
 
     /// Mean of the second half of the measured requests over the mean of the first half.
@@ -320,6 +336,10 @@ impl AddAssign<&RepStats> for RepStats {
         self.second_half.0 += r.second_half.0;
         self.second_half.1 += r.second_half.1;
         self.hist += &r.hist;
+        self.range = match (self.range, r.range) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (x, None) | (None, x) => x,
+        };
         self.max_queue = self.max_queue.max(r.max_queue);
         self.events += r.events;
         add_elementwise(&mut self.picks, &r.picks);
