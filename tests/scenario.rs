@@ -217,3 +217,23 @@ fn a_trace_of_a_poisson_stream_replays_as_poisson_and_to_the_same_bytes() {
     let ci: f64 = column(&once, "mean_ci95")[0].parse().unwrap();
     assert!((mean - 5.0).abs() <= 3.0 * ci, "{mean} +- {ci}");
 }
+
+#[test]
+fn a_group_count_is_read_like_every_count() {
+    // `count = 1e2` is a TOML float that is an exact integer, read as `requests = 1e6` is; a count
+    // that is not an integer is refused with one line naming the key and its line.
+    let dir = Dir::new("scenario-group-count");
+    let file = dir.file("c.toml", "[farm]\ngroups = [{ name = \"a\", count = 1e2, rate = 1.0 }]\n");
+    let printed = lbsim_ok(&["run", &file, "--print"]);
+    assert!(printed.contains("count = 100"), "{printed}");
+    for (i, count) in ["1.5", "-3", "1e30"].iter().enumerate() {
+        let text = format!("[farm]\ngroups = [{{ name = \"a\", count = {count}, rate = 1.0 }}]\n");
+        let file = dir.file(&format!("bad{i}.toml"), &text);
+        let out = lbsim(&["run", &file]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "count = {count}: {err}");
+        assert_eq!(err.lines().count(), 1, "count = {count}: {err}");
+        assert!(err.contains(":2:") && err.contains("count"), "count = {count}: {err}");
+        assert!(err.contains("integer") || err.contains(">= 0"), "count = {count}: {err}");
+    }
+}

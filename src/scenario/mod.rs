@@ -115,6 +115,7 @@ where
 #[serde(deny_unknown_fields, default)]
 pub struct FarmSpec {
     /// The groups.
+    #[serde(deserialize_with = "groups")]
     pub groups: Vec<Group>,
     /// Queueing discipline at each server.
     pub discipline: Discipline,
@@ -134,8 +135,7 @@ impl Default for FarmSpec {
 }
 
 /// Servers of one kind.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Group {
     /// The group's name (events refer to it).
     pub name: String,
@@ -143,6 +143,28 @@ pub struct Group {
     pub count: u64,
     /// Service rate of each (requests per mean service time of a rate-1 server).
     pub rate: f64,
+}
+
+/// A group as written: the count may be written `1e2`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupText {
+    name: String,
+    #[serde(deserialize_with = "group_count")]
+    count: Count,
+    rate: f64,
+}
+
+/// A group's `count`, read as every count of a file is ([`Count`]: `100` or `1e2`); a refusal
+/// names the key.
+fn group_count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Count, D::Error> {
+    Count::deserialize(d).map_err(|e| serde::de::Error::custom(format!("farm.groups: count: {e}")))
+}
+
+/// `[farm] groups`.
+fn groups<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Group>, D::Error> {
+    let groups = Vec::<GroupText>::deserialize(d)?;
+    Ok(groups.into_iter().map(|g| Group { name: g.name, count: g.count.0, rate: g.rate }).collect())
 }
 
 pub use crate::model::Discipline;
