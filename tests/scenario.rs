@@ -219,6 +219,23 @@ fn a_trace_of_a_poisson_stream_replays_as_poisson_and_to_the_same_bytes() {
 }
 
 #[test]
+fn groups_without_names_are_named_by_position() {
+    // An unnamed group is `g0`, `g1`, ... by its place in the list; --print shows the names, and
+    // an event may refer to a group by that name.
+    let dir = Dir::new("scenario-group-names");
+    let text = "[farm]\ngroups = [{ count = 10, rate = 1.0 }, { name = \"fast\", count = 5, \
+                rate = 2.0 }, { count = 3, rate = 0.5 }]\n[[events]]\nat = 10.0\ngroup = \"g2\"\n\
+                rate = 1.0\n";
+    let file = dir.file("unnamed.toml", text);
+    let printed = lbsim_ok(&["run", &file, "--print"]);
+    for name in ["name = \"g0\"", "name = \"fast\"", "name = \"g2\""] {
+        assert!(printed.contains(name), "{name} in {printed}");
+    }
+    let out = lbsim_ok(&["run", &file, "-q", "--format", "csv", "--set", "run.requests=2000"]);
+    assert_eq!(column(&out, "policy"), ["random", "p2c", "jsq"]);
+}
+
+#[test]
 fn a_group_count_is_read_like_every_count() {
     // `count = 1e2` is a TOML float that is an exact integer, read as `requests = 1e6` is; a count
     // that is not an integer is refused with one line naming the key and its line.

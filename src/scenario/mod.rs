@@ -114,8 +114,8 @@ where
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FarmSpec {
-    /// The groups.
-    #[serde(deserialize_with = "groups")]
+    /// The groups; a group without a `name` is named by its position (`g0`, `g1`, ...).
+    #[serde(deserialize_with = "named_groups")]
     pub groups: Vec<Group>,
     /// Queueing discipline at each server.
     pub discipline: Discipline,
@@ -137,7 +137,7 @@ impl Default for FarmSpec {
 /// Servers of one kind.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Group {
-    /// The group's name (events refer to it).
+    /// The group's name (events refer to it); `g0`, `g1`, ... by position when the file gives none.
     pub name: String,
     /// Servers in the group.
     pub count: u64,
@@ -145,11 +145,11 @@ pub struct Group {
     pub rate: f64,
 }
 
-/// A group as written: the count may be written `1e2`.
+/// A group as written: the name may be left out, the count written `1e2`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct GroupText {
-    name: String,
+    name: Option<String>,
     #[serde(deserialize_with = "group_count")]
     count: Count,
     rate: f64,
@@ -161,10 +161,18 @@ fn group_count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Count, D::Error
     Count::deserialize(d).map_err(|e| serde::de::Error::custom(format!("farm.groups: count: {e}")))
 }
 
-/// `[farm] groups`.
-fn groups<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Group>, D::Error> {
+/// `[farm] groups`, each group's missing name filled in from its position.
+fn named_groups<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Group>, D::Error> {
     let groups = Vec::<GroupText>::deserialize(d)?;
-    Ok(groups.into_iter().map(|g| Group { name: g.name, count: g.count.0, rate: g.rate }).collect())
+    Ok(groups
+        .into_iter()
+        .enumerate()
+        .map(|(i, g)| Group {
+            name: g.name.unwrap_or_else(|| format!("g{i}")),
+            count: g.count.0,
+            rate: g.rate,
+        })
+        .collect())
 }
 
 pub use crate::model::Discipline;
