@@ -254,3 +254,33 @@ fn a_group_count_is_read_like_every_count() {
         assert!(err.contains("integer") || err.contains(">= 0"), "count = {count}: {err}");
     }
 }
+
+#[test]
+fn uniform_and_bounded_pareto_service_are_read_and_checked() {
+    // The two laws are scenario kinds; impossible parameters are refused naming the key.
+    let dir = Dir::new("scenario-service-laws");
+    for (kind, refused_key) in [
+        ("kind = \"uniform\"\nlow = 0.5\nhigh = 1.5", None),
+        ("kind = \"bounded-pareto\"\nalpha = 1.5\nhigh = 100.0", None),
+        ("kind = \"uniform\"\nlow = -1.0\nhigh = 1.5", Some("service.low")),
+        ("kind = \"uniform\"\nlow = 2.0\nhigh = 1.5", Some("service.high")),
+        ("kind = \"bounded-pareto\"\nalpha = 1.5\nhigh = 1.0", Some("service.high")),
+        ("kind = \"bounded-pareto\"\nalpha = 0.0\nhigh = 10.0", Some("service.alpha")),
+    ] {
+        let file = dir.file("s.toml", &format!("[service]\n{kind}\n"));
+        let out = lbsim(&["run", &file, "-q", "--format", "csv", "--set", "run.requests=2000"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        match refused_key {
+            None => {
+                assert!(out.status.success(), "{kind}: {err}");
+                let printed = lbsim_ok(&["run", &file, "--print"]);
+                assert!(printed.contains(kind.lines().next().unwrap()), "{printed}");
+            }
+            Some(key) => {
+                assert_eq!(out.status.code(), Some(2), "{kind}: {err}");
+                assert_eq!(err.lines().count(), 1, "{kind}: {err}");
+                assert!(err.contains(key), "{kind}: {err}");
+            }
+        }
+    }
+}

@@ -313,3 +313,28 @@ fn round_robin_with_deterministic_arrivals_and_service_never_waits() {
     assert!((s.merged.quantile(0.999) - 1.0).abs() < 1e-3);
     assert_eq!(s.max_queue, 1);
 }
+
+#[test]
+fn uniform_and_bounded_pareto_service_meet_pollaczek_khinchine() {
+    // As for the other laws above: random splitting makes each of the 20 servers M/G/1, whose
+    // mean sojourn is 1 + rho (1 + scv)/(2 (1 - rho)). scv: uniform on [0, 2] 1/3, on [1, 3]
+    // scaled to [0.5, 1.5] 1/12; bounded Pareto alpha 1.5 up to 30 mean demands 2.35, alpha 2.5
+    // up to 50 0.61. The warm-up of 2e4 arrivals (1,000 time units per server) is over three
+    // relaxation times of the slowest case ((1 + 2.35)/(1 - sqrt(0.8))^2 = 300). Tolerance: two
+    // half-widths of the t interval over 10 replications, about 4.5 standard errors.
+    let services = [
+        ServiceSpec::Uniform { low: 0.0, high: 2.0 },
+        ServiceSpec::Uniform { low: 1.0, high: 3.0 },
+        ServiceSpec::BoundedPareto { alpha: 1.5, high: 30.0 },
+        ServiceSpec::BoundedPareto { alpha: 2.5, high: 50.0 },
+    ];
+    for load in [0.5, 0.8] {
+        for service in &services {
+            let scv = service.scv();
+            assert!(scv.is_finite() && scv > 0.0, "{service:?}: scv {scv}");
+            let arrivals = ArrivalSpec::Poisson { load: Some(load), rate: None };
+            let s = summary(workload(20, arrivals, service.clone()), 20_000, 200_000, 10);
+            within_ci(&format!("{service:?} at {load}"), &s, mg1_mean(load, scv), 2.0);
+        }
+    }
+}
