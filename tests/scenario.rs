@@ -284,3 +284,26 @@ fn uniform_and_bounded_pareto_service_are_read_and_checked() {
         }
     }
 }
+
+#[test]
+fn weighted_random_is_a_parameter_of_random() {
+    // On a farm where a uniform split overloads the slow servers, `random:weighted=true` keeps
+    // every server at the load (M/M/1 at 0.8 each, checked against its closed form in
+    // validation); a value other than true or false is refused naming the policy.
+    let dir = Dir::new("scenario-weighted-random");
+    let file = dir.file(
+        "w.toml",
+        "policies = [\"random\", \"random:weighted=true\"]\n[farm]\ngroups = [{ count = 20, \
+         rate = 0.5 }, { count = 10, rate = 3.0 }]\n[arrivals]\nload = 0.8\n[run]\nrequests = \
+         2e5\nwarmup = 2e4\nseeds = 3\n",
+    );
+    let out = lbsim_ok(&["run", &file, "-q", "--format", "csv"]);
+    assert_eq!(column(&out, "policy"), ["random", "random:weighted=true"]);
+    assert_eq!(column(&out, "steady"), ["false", "true"], "{out}");
+    let mean: f64 = column(&out, "mean")[1].parse().unwrap();
+    assert!((mean - 3.75).abs() < 0.5, "{out}");
+    let bad = lbsim(&["run", &file, "--policies", "random:weighted=yes"]);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert!(err.contains("weighted must be true or false"), "{err}");
+}

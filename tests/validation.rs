@@ -338,3 +338,35 @@ fn uniform_and_bounded_pareto_service_meet_pollaczek_khinchine() {
         }
     }
 }
+
+#[test]
+fn weighted_random_puts_every_server_at_the_same_utilisation() {
+    // 20 servers of rate 0.5 and 10 of rate 3 (capacity 40) at load 0.8. Drawing servers in
+    // proportion to rate splits the Poisson stream into Poisson streams of rate 0.8 mu_i, so
+    // server i is M/M/1 at utilisation 0.8 with mean sojourn 1/(mu_i (1 - 0.8)) = 5/mu_i; a
+    // request goes to it with probability mu_i/40, so the pooled mean is
+    // sum_i (mu_i/40)(5/mu_i) = 5 * 30/40 = 3.75. (Uniform random sends each slow server 1.07,
+    // over its rate 0.5: it never settles.) Server i's own mean over its n mu_i/40 requests has
+    // the M/M/1 standard deviation `mm1_mean_sd` in its time unit 1/mu_i; the pooled mean's is
+    // the root of the sum of (mu_i/40)^2 times their squares. Tolerance: 5 of those. Warm-up:
+    // 5e4 arrivals are 1,560 time units, nine relaxation times of a slow server
+    // (1/(0.5 (1 - sqrt(0.8))^2) = 178).
+    let rates: Vec<f64> = [vec![0.5; 20], vec![3.0; 10]].concat();
+    let total: f64 = rates.iter().sum();
+    let mut sc = Scenario::live(Farm::new(rates.clone(), 0.8), PolicyKind::Random, 10.0);
+    sc.tuning.weighted = true;
+    let (seeds, requests) = (4, 500_000);
+    let all = pooled(&replicate(sc, &run_length(50_000, requests), seeds, 11));
+    let n = (seeds * requests) as f64;
+    let want = rates.len() as f64 / (total * (1.0 - 0.8));
+    let var: f64 = rates
+        .iter()
+        .map(|mu| {
+            let share = mu / total;
+            (share * mm1_mean_sd(0.8, n * share) / mu).powi(2)
+        })
+        .sum();
+    let tol = 5.0 * var.sqrt();
+    let mean = all.mean();
+    assert!((mean - want).abs() < tol, "mean {mean} vs {want} +- {tol}");
+}
