@@ -260,6 +260,7 @@ Examples:
   lbsim run examples/scenarios/hetero.toml          the article's hetero farm from a file
   lbsim run examples/scenarios/hetero.toml --set arrivals.load=0.95 --policies p2c,jsq
   lbsim run examples/scenarios/hetero.toml --print   the file as read, defaults filled in
+  lbsim run examples/scenarios/hetero.toml --requests 1e5 --precision 0.02 --baseline p2c
   lbsim homo --loads 0.9 --print-scenario   a command as a scenario file";
 
 /// `lbsim run`
@@ -296,6 +297,45 @@ pub struct ScenarioArgs {
     /// With --series: the window width in time units, above 0 [default: 10]
     #[arg(long, allow_hyphen_values = true, value_name = "W")]
     pub series_window: Option<String>,
+    /// Run length and precision, over the file's `[run]`.
+    #[command(flatten)]
+    pub run: ScenarioRunArgs,
+}
+
+/// `lbsim run`'s run length and precision: each option, when given, replaces the file's key.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Run length and precision (each replaces the file's [run] key)")]
+pub struct ScenarioRunArgs {
+    /// Measured arrivals per replication, 2 to 10^12 (accepts 1e6 or 1_000_000); a trace measures
+    /// at most what it holds after the warm-up [default: the file's run.requests, 1000000]
+    #[arg(long, allow_hyphen_values = true, value_name = "N")]
+    pub requests: Option<String>,
+    /// Arrivals simulated before measuring starts, 0 to 10^12, or `auto` (MSER-5 on a first pass
+    /// of --requests arrivals, as for `homo`) [default: the file's run.warmup, 100000]
+    #[arg(long, allow_hyphen_values = true, value_name = "N|auto")]
+    pub warmup: Option<String>,
+    /// Stop a replication when any queue exceeds N requests, 1 to 10^9 [default: the file's
+    /// run.queue_guard, 100000]
+    #[arg(long, allow_hyphen_values = true, value_name = "N")]
+    pub queue_guard: Option<String>,
+    /// Keep doubling a row's --requests until its mean_ci95 <= R x mean and it is steady (R from
+    /// 1e-6 to 0.5); needs --seeds >= 2 and arrivals that are not a trace; adds a `requests`
+    /// column [default: the file's run.precision, off]
+    #[arg(long, allow_hyphen_values = true, value_name = "R")]
+    pub precision: Option<String>,
+    /// With --precision: the most measured arrivals per replication a row may double to
+    /// [default: the file's run.max_requests, else 100000000 or --requests if larger]
+    #[arg(long, allow_hyphen_values = true, value_name = "N")]
+    pub max_requests: Option<String>,
+    /// Sojourn percentiles to add as columns after the others, comma-separated, each above 0 and
+    /// below 100 (e.g. 75,99.99); p50, p90, p99 and p99.9 are always there [default: none]
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST")]
+    pub quantiles: Option<String>,
+    /// Compare every policy with POLICY (one of the scenario's policies, as written, e.g.
+    /// p2c-pewma:tau=5) at each sweep point: adds mean_vs_base, mean_vs_base_ci95, p99_vs_base,
+    /// p99_vs_base_ci95 (relative differences, paired over replications) [default: none]
+    #[arg(long, allow_hyphen_values = true, value_name = "POLICY")]
+    pub baseline: Option<String>,
 }
 
 /// Warm-up and measured arrivals, the runaway guard, and how results are read.

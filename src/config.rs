@@ -584,18 +584,7 @@ fn run_config(
         Some(s) => (parse_count("--warmup", s, 0, limits::ARRIVALS)?, false),
         None => (warmup, false),
     };
-    let precision = a
-        .precision
-        .as_deref()
-        .map(|s| {
-            parse_f64(
-                "--precision",
-                s,
-                |x| (1e-6..=0.5).contains(&x),
-                "expected a relative half-width R with 1e-6 <= R <= 0.5 (0.01 = +-1%)",
-            )
-        })
-        .transpose()?;
+    let precision = a.precision.as_deref().map(parse_precision).transpose()?;
     if precision.is_some() && seeds < 2 {
         return Err(conflict(
             "--precision",
@@ -623,18 +612,7 @@ fn run_config(
     };
     let quantiles = match &a.quantiles {
         None => Vec::new(),
-        Some(s) => parse_list("--quantiles", s, |p| {
-            let pct = parse_f64(
-                "--quantiles",
-                p,
-                |x| x > 0.0 && x < 100.0,
-                "expected percentiles above 0 and below 100, e.g. 50,90,99.9",
-            )?;
-            Ok(Quantile { column: format!("p{pct}"), q: pct / 100.0 })
-        })?
-        .into_iter()
-        .filter(|q| q.column != "p99")
-        .collect(),
+        Some(s) => parse_quantiles(s, &["p99"])?,
     };
     if requests + warmup > limits::ARRIVALS {
         return Err(too_large(
@@ -657,6 +635,32 @@ fn run_config(
         quantiles,
         series: None,
     })
+}
+
+/// `--precision R`: a relative half-width.
+fn parse_precision(s: &str) -> Result<f64, UsageError> {
+    parse_f64(
+        "--precision",
+        s,
+        |x| (1e-6..=0.5).contains(&x),
+        "expected a relative half-width R with 1e-6 <= R <= 0.5 (0.01 = +-1%)",
+    )
+}
+
+/// `--quantiles LIST`: percentiles as columns, less those the command always prints (`always`).
+fn parse_quantiles(s: &str, always: &[&str]) -> Result<Vec<Quantile>, UsageError> {
+    Ok(parse_list("--quantiles", s, |p| {
+        let pct = parse_f64(
+            "--quantiles",
+            p,
+            |x| x > 0.0 && x < 100.0,
+            "expected percentiles above 0 and below 100, e.g. 50,90,99.9",
+        )?;
+        Ok(Quantile { column: format!("p{pct}"), q: pct / 100.0 })
+    })?
+    .into_iter()
+    .filter(|q| !always.contains(&q.column.as_str()))
+    .collect())
 }
 
 fn policies(option: &str, s: &str, info: Info) -> Result<Vec<PolicyKind>, UsageError> {
@@ -756,19 +760,12 @@ mod erased {
     }
 }
 
-/// `lbsim run`: reads the file, applies `--set` and `--policies`, and resolves every sweep point.
-fn run_scenario(
+/// `lbsim run`'s command line over the file, after `--set`: `--policies`, `--admission`, and the
+/// run options, each of which replaces its `[run]` key.
+fn apply_overrides(
     a: &cli::ScenarioArgs,
-    common: &mut Common,
-    seeds_given: bool,
-    seed_given: bool,
-) -> Result<Experiment, UsageError> {
-    use crate::experiment::run::{Point, RunScenario, run_config};
-    use crate::scenario::Source;
-    let mut source = Source::read(&a.file)?;
-    for assignment in &a.set {
-        source.set(assignment)?;
-    }
+    source: &mut crate::scenario::Source,
+) -> Result<(), UsageError> {
     if let Some(list) = &a.policies {
         let parts = split_policies(list);
         if parts.iter().any(String::is_empty) {
@@ -788,10 +785,69 @@ fn run_scenario(
         let value = toml::Value::try_from(&spec).expect("an admission spec serialises");
         source.table.insert("admission".into(), value);
     }
+    let r = &a.run;
+    let file_precision = source.table.get("run").and_then(|run| run.get("precision")).is_some();
+    if r.max_requests.is_some() && r.precision.is_none() && !file_precision {
+        return Err(conflict(
+            "--max-requests",
+            "only applies with --precision (or run.precision in the file)",
+        ));
+    }
+    let mut values: Vec<(&str, String)> = Vec::new();
+    if let Some(s) = &r.requests {
+        values.push(("requests", parse_count("--requests", s, 2, limits::ARRIVALS)?.to_string()));
+    }
+    if let Some(s) = &r.warmup {
+        let w = match s.trim() {
+            "auto" => "\"auto\"".to_string(),
+            s => parse_count("--warmup", s, 0, limits::ARRIVALS)?.to_string(),
+        };
+        values.push(("warmup", w));
+    }
+    if let Some(s) = &r.queue_guard {
+        let n = parse_count("--queue-guard", s, 1, limits::QUEUE_GUARD)?;
+        values.push(("queue_guard", n.to_string()));
+    }
+    if let Some(s) = &r.precision {
+        values.push(("precision", format!("{:?}", parse_precision(s)?)));
+    }
+    if let Some(s) = &r.max_requests {
+        let n = parse_count("--max-requests", s, 2, limits::ARRIVALS)?;
+        values.push(("max_requests", n.to_string()));
+    }
+    for (key, value) in values {
+        source.set(&format!("run.{key}={value}"))?;
+    }
+    Ok(())
+}
+
+/// `lbsim run`: reads the file, applies `--set` and the command line, and resolves every sweep
+/// point.
+fn run_scenario(
+    a: &cli::ScenarioArgs,
+    common: &mut Common,
+    seeds_given: bool,
+    seed_given: bool,
+) -> Result<Experiment, UsageError> {
+    use crate::experiment::run::RunScenario;
+    use crate::scenario::Source;
+    let mut source = Source::read(&a.file)?;
+    for assignment in &a.set {
+        source.set(assignment)?;
+    }
+    apply_overrides(a, &mut source)?;
     let points = source.points()?;
     let keyed = |e: String| UsageError::from(ScenarioError::keyed(&source.file, None, &e));
     let first = points[0].1.clone();
     if a.print {
+        let unused = [("--quantiles", a.run.quantiles.is_some())];
+        let unused = unused.into_iter().chain([("--baseline", a.run.baseline.is_some())]);
+        if let Some((option, _)) = unused.into_iter().find(|&(_, given)| given) {
+            return Err(conflict(
+                option,
+                "is not part of a scenario file, and --print runs nothing: leave it out",
+            ));
+        }
         let base = source.spec_of(&source.table).map_err(keyed)?;
         return Ok(Experiment::Print(base.to_toml()));
     }
@@ -801,112 +857,162 @@ fn run_scenario(
     if !seed_given {
         common.seed = first.run.seed.0;
     }
+    if common.seeds < 2 && points.iter().any(|(_, spec)| spec.run.precision.is_some()) {
+        let option = if a.run.precision.is_some() { "--precision" } else { "run.precision" };
+        return Err(conflict(
+            option,
+            "needs --seeds 2 or more: the interval comes from the spread between replications",
+        ));
+    }
+    // p50, p90, p99 and p99.9 are columns of every row already.
+    let quantiles = match &a.run.quantiles {
+        Some(s) => parse_quantiles(s, &["p50", "p90", "p99", "p99.9"])?,
+        None => Vec::new(),
+    };
     let mut resolved = Vec::new();
     for (keys, spec) in points {
-        let board = spec.info.kind() == "board";
-        let policies = scenario_policies("policies", &spec.policies, board).map_err(keyed)?;
-        let servers = spec.rates().len();
-        for p in &policies {
-            if servers < p.kind.min_servers() {
-                let e = UsageError::TooFewServers {
-                    policy: p.label.clone(),
-                    needs: p.kind.min_servers(),
-                    option: "farm.groups".into(),
-                    servers,
-                };
-                return Err(ScenarioError::File {
-                    file: source.file.clone(),
-                    line: None,
-                    message: e.to_string(),
-                }
-                .into());
-            }
-        }
-        // ----- policies that run as one client only -----
-        if !spec.info.clients().is_single()
-            && let Some((p, why)) =
-                policies.iter().find_map(|p| p.kind.entry().one_client.map(|why| (p, why)))
-        {
-            let e = format!(
-                "info.clients: '{}' runs as one client only ({why}); leave clients at 1",
-                p.label
-            );
-            return Err(keyed(e));
-        }
-        if spec.info.subset.is_some()
-            && let Some(p) = policies.iter().find(|p| p.kind == PolicyKind::Aperture)
-        {
-            let e = format!(
-                "info.subset: '{}' chooses its own servers (its ring slice); leave subset out",
-                p.label
-            );
-            return Err(keyed(e));
-        }
-        check_swrr(&policies.iter().map(|p| p.kind).collect::<Vec<_>>(), &spec.rates())?;
-        let mut run = run_config(&spec);
-        let (arrivals, service) = spec.workload(&source.dir).map_err(keyed)?;
-        // A trace ends the run: measure what it holds after the warm-up.
-        if let Some(len) = arrivals.trace_len() {
-            let len = len as u64;
-            if len < run.warmup + 2 {
-                return Err(ScenarioError::Key {
-                    file: source.file.clone(),
-                    line: None,
-                    key: "run.warmup".into(),
-                    message: format!(
-                        "the trace holds {len} arrivals, not enough for a warm-up of {} and 2 measured",
-                        run.warmup
-                    ),
-                }
-                .into());
-            }
-            run.requests = run.requests.min(len - run.warmup);
-        }
-        let load = arrivals.load(spec.capacity());
-        let heavy_tail = service.infinite_variance();
-        if !(limits::MIN_LOAD..spec.max_load()).contains(&load) {
-            return Err(ScenarioError::Key {
-                file: source.file.clone(),
-                line: None,
-                key: "arrivals".into(),
-                message: format!(
-                    "the trace's rate is {load:.3} of the farm's capacity; {}",
-                    crate::scenario::load_expected(spec.max_load(), load)
-                ),
-            }
-            .into());
-        }
-        let fastest = spec.rates().iter().copied().fold(0.0, f64::max);
-        check_horizon(&run, arrivals.rate(), fastest)?;
-        // Poisson with exponential service is the article's workload: its fast loop and its
-        // streams, so that `--print-scenario` files give the commands' numbers.
-        let mut workload = if arrivals.is_poisson() && service.is_exp() {
-            crate::experiment::Workload::default()
-        } else {
-            let canonical = |v: &dyn erased::Canonical| v.canonical();
-            let key = format!("{}|{}", canonical(&spec.arrivals), canonical(&spec.service));
-            crate::experiment::Workload { arrivals: Some(arrivals), service, key, keys: None }
-        };
-        workload.keys = Some(spec.keys.clone());
-        resolved.push(Point { keys, spec, policies, run, load, workload, heavy_tail });
+        resolved.push(resolve_point(&source, keys, spec, &quantiles)?);
     }
+    let baseline = match &a.run.baseline {
+        None => None,
+        Some(b) => {
+            let labels: Vec<&str> = resolved[0].policies.iter().map(|p| p.label.as_str()).collect();
+            if !labels.contains(&b.trim()) {
+                let e = format!("expected one of the scenario's policies ({})", labels.join(", "));
+                return Err(bad("--baseline", b, e));
+            }
+            Some(b.trim().to_string())
+        }
+    };
     let scenarios: usize = resolved.iter().map(|p| p.policies.len()).sum();
     let servers = resolved.iter().map(|p| p.spec.rates().len()).max().unwrap_or(0);
     check_run_size(common.seeds, scenarios, common.threads, servers, "farm.groups")?;
     let scenario = source.spec_of(&source.table).map_err(keyed)?;
-    // ----- --series -----
-    let series = match (&a.series, &a.series_window) {
-        (None, Some(_)) => {
-            return Err(UsageError::Other("--series-window needs --series FILE".into()));
+    let series = series_option(a, &mut resolved)?;
+    Ok(Experiment::Run(RunScenario {
+        series,
+        file: source.file.clone(),
+        name: first.name.clone(),
+        sweep: resolved[0].keys.iter().map(|(k, _)| k.clone()).collect(),
+        scenario: Box::new(scenario),
+        points: resolved,
+        baseline,
+    }))
+}
+
+/// One point of a scenario's sweep, checked and made runnable.
+fn resolve_point(
+    source: &crate::scenario::Source,
+    keys: crate::scenario::SweepPoint,
+    spec: crate::scenario::Spec,
+    quantiles: &[Quantile],
+) -> Result<crate::experiment::run::Point, UsageError> {
+    use crate::experiment::run::{Point, run_config};
+    let keyed = |e: String| UsageError::from(ScenarioError::keyed(&source.file, None, &e));
+    let board = spec.info.kind() == "board";
+    let policies = scenario_policies("policies", &spec.policies, board).map_err(keyed)?;
+    let servers = spec.rates().len();
+    for p in &policies {
+        if servers < p.kind.min_servers() {
+            let e = UsageError::TooFewServers {
+                policy: p.label.clone(),
+                needs: p.kind.min_servers(),
+                option: "farm.groups".into(),
+                servers,
+            };
+            return Err(ScenarioError::File {
+                file: source.file.clone(),
+                line: None,
+                message: e.to_string(),
+            }
+            .into());
         }
-        (None, None) => None,
+    }
+    // ----- policies that run as one client only -----
+    if !spec.info.clients().is_single()
+        && let Some((p, why)) =
+            policies.iter().find_map(|p| p.kind.entry().one_client.map(|why| (p, why)))
+    {
+        let e = format!(
+            "info.clients: '{}' runs as one client only ({why}); leave clients at 1",
+            p.label
+        );
+        return Err(keyed(e));
+    }
+    if spec.info.subset.is_some()
+        && let Some(p) = policies.iter().find(|p| p.kind == PolicyKind::Aperture)
+    {
+        let e = format!(
+            "info.subset: '{}' chooses its own servers (its ring slice); leave subset out",
+            p.label
+        );
+        return Err(keyed(e));
+    }
+    check_swrr(&policies.iter().map(|p| p.kind).collect::<Vec<_>>(), &spec.rates())?;
+    let mut run = run_config(&spec);
+    run.quantiles = quantiles.to_vec();
+    let (arrivals, service) = spec.workload(&source.dir).map_err(keyed)?;
+    // A trace ends the run: measure what it holds after the warm-up.
+    if let Some(len) = arrivals.trace_len() {
+        let len = len as u64;
+        if len < run.warmup + 2 {
+            return Err(ScenarioError::Key {
+                file: source.file.clone(),
+                line: None,
+                key: "run.warmup".into(),
+                message: format!(
+                    "the trace holds {len} arrivals, not enough for a warm-up of {} and 2 measured",
+                    run.warmup
+                ),
+            }
+            .into());
+        }
+        run.requests = run.requests.min(len - run.warmup);
+    }
+    let load = arrivals.load(spec.capacity());
+    let heavy_tail = service.infinite_variance();
+    if !(limits::MIN_LOAD..spec.max_load()).contains(&load) {
+        return Err(ScenarioError::Key {
+            file: source.file.clone(),
+            line: None,
+            key: "arrivals".into(),
+            message: format!(
+                "the trace's rate is {load:.3} of the farm's capacity; {}",
+                crate::scenario::load_expected(spec.max_load(), load)
+            ),
+        }
+        .into());
+    }
+    let fastest = spec.rates().iter().copied().fold(0.0, f64::max);
+    check_horizon(&run, arrivals.rate(), fastest)?;
+    // Poisson with exponential service is the article's workload: its fast loop and its
+    // streams, so that `--print-scenario` files give the commands' numbers.
+    let mut workload = if arrivals.is_poisson() && service.is_exp() {
+        crate::experiment::Workload::default()
+    } else {
+        let canonical = |v: &dyn erased::Canonical| v.canonical();
+        let key = format!("{}|{}", canonical(&spec.arrivals), canonical(&spec.service));
+        crate::experiment::Workload { arrivals: Some(arrivals), service, key, keys: None }
+    };
+    workload.keys = Some(spec.keys.clone());
+    Ok(Point { keys, spec, policies, run, load, workload, heavy_tail })
+}
+
+/// `--series FILE` and `--series-window W`: the file, with every point's window set.
+fn series_option(
+    a: &cli::ScenarioArgs,
+    resolved: &mut [crate::experiment::run::Point],
+) -> Result<Option<PathBuf>, UsageError> {
+    match (&a.series, &a.series_window) {
+        (None, Some(_)) => Err(UsageError::Other("--series-window needs --series FILE".into())),
+        (None, None) => Ok(None),
         (Some(path), w) => {
             check_out("--series", path)?;
             let width = match w {
                 Some(w) => parse_f64("--series-window", w, |x| x > 0.0, "expected a width > 0")?,
                 None => 10.0,
             };
-            for p in &mut resolved {
+            for p in resolved {
                 let horizon = (p.run.warmup + p.run.requests) as f64
                     / (p.load * p.spec.capacity()).max(f64::MIN_POSITIVE);
                 if horizon / width > SERIES_WINDOWS {
@@ -918,17 +1024,9 @@ fn run_scenario(
                 }
                 p.run.series = Some(width);
             }
-            Some(path.clone())
+            Ok(Some(path.clone()))
         }
-    };
-    Ok(Experiment::Run(RunScenario {
-        series,
-        file: source.file.clone(),
-        name: first.name.clone(),
-        sweep: resolved[0].keys.iter().map(|(k, _)| k.clone()).collect(),
-        scenario: Box::new(scenario),
-        points: resolved,
-    }))
+    }
 }
 
 /// `--print-scenario`: the scenario file that `lbsim run` turns into this command's numbers.
@@ -946,10 +1044,10 @@ fn print_scenario(
     sweep: Option<(&str, &[f64])>,
 ) -> Result<Experiment, UsageError> {
     use crate::scenario::{Count, Spec, Warmup};
-    if run.precision.is_some() || !run.quantiles.is_empty() {
+    if !run.quantiles.is_empty() {
         return Err(conflict(
             "--print-scenario",
-            "writes the workload and run length; --precision and --quantiles are not part of a scenario file",
+            "writes the workload and run length; --quantiles is not part of a scenario file (give it to `lbsim run`)",
         ));
     }
     let mut spec = Spec { name: name.into(), ..Spec::default() };
@@ -983,6 +1081,8 @@ fn print_scenario(
     spec.run.seeds = Count(common.seeds);
     spec.run.seed = Count(common.seed);
     spec.run.queue_guard = Count(u64::from(run.queue_guard));
+    spec.run.precision = run.precision;
+    spec.run.max_requests = run.precision.and(run.max_requests).map(Count);
     Ok(Experiment::Print(spec.to_toml()))
 }
 

@@ -236,3 +236,93 @@ fn a_warm_up_request_that_ties_with_the_first_measured_one_is_not_measured() {
     assert_eq!(column(&csv, "mean"), ["1.2"], "{csv}");
     assert_eq!(column(&csv, "drift"), [(1.0 / 1.5).to_string()], "{csv}");
 }
+
+#[test]
+fn groups_without_names_are_named_by_position() {
+    // An unnamed group is `g0`, `g1`, ... by its place in the list; --print shows the names, and
+    // an event may refer to a group by that name.
+    let dir = Dir::new("scenario-group-names");
+    let text = "[farm]\ngroups = [{ count = 10, rate = 1.0 }, { name = \"fast\", count = 5, \
+                rate = 2.0 }, { count = 3, rate = 0.5 }]\n[[events]]\nat = 10.0\ngroup = \"g2\"\n\
+                rate = 1.0\n";
+    let file = dir.file("unnamed.toml", text);
+    let printed = lbsim_ok(&["run", &file, "--print"]);
+    for name in ["name = \"g0\"", "name = \"fast\"", "name = \"g2\""] {
+        assert!(printed.contains(name), "{name} in {printed}");
+    }
+    let out = lbsim_ok(&["run", &file, "-q", "--format", "csv", "--set", "run.requests=2000"]);
+    assert_eq!(column(&out, "policy"), ["random", "p2c", "jsq"]);
+}
+
+#[test]
+fn a_group_count_is_read_like_every_count() {
+    // `count = 1e2` is a TOML float that is an exact integer, read as `requests = 1e6` is; a count
+    // that is not an integer is refused with one line naming the key and its line.
+    let dir = Dir::new("scenario-group-count");
+    let file = dir.file("c.toml", "[farm]\ngroups = [{ name = \"a\", count = 1e2, rate = 1.0 }]\n");
+    let printed = lbsim_ok(&["run", &file, "--print"]);
+    assert!(printed.contains("count = 100"), "{printed}");
+    for (i, count) in ["1.5", "-3", "1e30"].iter().enumerate() {
+        let text = format!("[farm]\ngroups = [{{ name = \"a\", count = {count}, rate = 1.0 }}]\n");
+        let file = dir.file(&format!("bad{i}.toml"), &text);
+        let out = lbsim(&["run", &file]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "count = {count}: {err}");
+        assert_eq!(err.lines().count(), 1, "count = {count}: {err}");
+        assert!(err.contains(":2:") && err.contains("count"), "count = {count}: {err}");
+        assert!(err.contains("integer") || err.contains(">= 0"), "count = {count}: {err}");
+    }
+}
+
+#[test]
+fn uniform_and_bounded_pareto_service_are_read_and_checked() {
+    // The two laws are scenario kinds; impossible parameters are refused naming the key.
+    let dir = Dir::new("scenario-service-laws");
+    for (kind, refused_key) in [
+        ("kind = \"uniform\"\nlow = 0.5\nhigh = 1.5", None),
+        ("kind = \"bounded-pareto\"\nalpha = 1.5\nhigh = 100.0", None),
+        ("kind = \"uniform\"\nlow = -1.0\nhigh = 1.5", Some("service.low")),
+        ("kind = \"uniform\"\nlow = 2.0\nhigh = 1.5", Some("service.high")),
+        ("kind = \"bounded-pareto\"\nalpha = 1.5\nhigh = 1.0", Some("service.high")),
+        ("kind = \"bounded-pareto\"\nalpha = 0.0\nhigh = 10.0", Some("service.alpha")),
+    ] {
+        let file = dir.file("s.toml", &format!("[service]\n{kind}\n"));
+        let out = lbsim(&["run", &file, "-q", "--format", "csv", "--set", "run.requests=2000"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        match refused_key {
+            None => {
+                assert!(out.status.success(), "{kind}: {err}");
+                let printed = lbsim_ok(&["run", &file, "--print"]);
+                assert!(printed.contains(kind.lines().next().unwrap()), "{printed}");
+            }
+            Some(key) => {
+                assert_eq!(out.status.code(), Some(2), "{kind}: {err}");
+                assert_eq!(err.lines().count(), 1, "{kind}: {err}");
+                assert!(err.contains(key), "{kind}: {err}");
+            }
+        }
+    }
+}
+
+#[test]
+fn weighted_random_is_a_parameter_of_random() {
+    // On a farm where a uniform split overloads the slow servers, `random:weighted=true` keeps
+    // every server at the load (M/M/1 at 0.8 each, checked against its closed form in
+    // validation); a value other than true or false is refused naming the policy.
+    let dir = Dir::new("scenario-weighted-random");
+    let file = dir.file(
+        "w.toml",
+        "policies = [\"random\", \"random:weighted=true\"]\n[farm]\ngroups = [{ count = 20, \
+         rate = 0.5 }, { count = 10, rate = 3.0 }]\n[arrivals]\nload = 0.8\n[run]\nrequests = \
+         2e5\nwarmup = 2e4\nseeds = 3\n",
+    );
+    let out = lbsim_ok(&["run", &file, "-q", "--format", "csv"]);
+    assert_eq!(column(&out, "policy"), ["random", "random:weighted=true"]);
+    assert_eq!(column(&out, "steady"), ["false", "true"], "{out}");
+    let mean: f64 = column(&out, "mean")[1].parse().unwrap();
+    assert!((mean - 3.75).abs() < 0.5, "{out}");
+    let bad = lbsim(&["run", &file, "--policies", "random:weighted=yes"]);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert!(err.contains("weighted must be true or false"), "{err}");
+}

@@ -1083,3 +1083,119 @@ fn parse_and_validation_agree_with_the_binary_on_plain_cases() {
     let cli = Cli::parse_from(["lbsim", "homo", "-q"]);
     assert!(cli.global.quiet);
 }
+
+/// The CSV column `name` of `csv`.
+fn csv_column(csv: &str, name: &str) -> Vec<String> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let c = header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name}: {csv}"));
+    lines.map(|l| l.split(',').nth(c).unwrap().to_string()).collect()
+}
+
+#[test]
+fn run_takes_the_run_options_of_the_other_commands() {
+    let dir = crate::util::Dir::new("run-options");
+    // The file asks for a long run; the command line wins over it.
+    let file = dir.file(
+        "s.toml",
+        "policies = [\"random\", \"p2c\", \"jsq\"]\n[farm]\ngroups = [{ count = 20, rate = 1.0 }]\n\
+         [arrivals]\nload = 0.8\n[run]\nrequests = 1e9\nwarmup = 1e8\nseeds = 3\n",
+    );
+    let ok = |extra: &[&str]| {
+        let args = [&["run", file.as_str(), "-q", "--format", "csv"][..], extra].concat();
+        crate::util::lbsim_ok(&args)
+    };
+    // --requests and --warmup mean what `--set run.requests=...` means.
+    let short = ok(&["--requests", "2e4", "--warmup", "2e3"]);
+    assert_eq!(short, ok(&["--set", "run.requests=20000", "--set", "run.warmup=2000"]));
+    let printed = ok(&["--requests", "2e4", "--warmup", "auto", "--queue-guard", "50", "--print"]);
+    for key in ["requests = 20000", "warmup = \"auto\"", "queue_guard = 50"] {
+        assert!(printed.contains(key), "{key} in {printed}");
+    }
+    // --quantiles adds the percentiles that are not columns already, after the last column.
+    let q = ok(&["--requests", "2e4", "--warmup", "2e3", "--quantiles", "50,75,99.99"]);
+    let header = q.lines().next().unwrap();
+    assert!(header.ends_with(",load,p75,p99.99"), "{header}");
+    assert_eq!(header.matches("p50").count(), 1, "{header}");
+    for (p75, p90) in csv_column(&q, "p75").iter().zip(csv_column(&q, "p90")) {
+        let (p75, p90): (f64, f64) = (p75.parse().unwrap(), p90.parse().unwrap());
+        assert!(p75 > 0.0 && p75 < p90, "p75 {p75}, p90 {p90}");
+    }
+    // --baseline compares every row with one policy of its point, paired over replications.
+    let b = ok(&["--requests", "2e4", "--warmup", "2e3", "--baseline", "p2c"]);
+    assert!(
+        b.lines()
+            .next()
+            .unwrap()
+            .ends_with(",load,mean_vs_base,mean_vs_base_ci95,p99_vs_base,p99_vs_base_ci95")
+    );
+    assert_eq!(csv_column(&b, "mean_vs_base")[1].parse::<f64>().unwrap(), 0.0);
+    let vs: f64 = csv_column(&b, "mean_vs_base")[2].parse().unwrap();
+    assert!(vs < -0.3, "jsq against p2c at load 0.8 on 20 servers: {vs}");
+    for args in [
+        &["--baseline", "nope"][..],
+        &["--precision", "2"],
+        &["--max-requests", "1e7"],
+        &["--requests", "1.5"],
+        &["--warmup", "-1"],
+        &["--quantiles", "100"],
+        &["--precision", "0.01", "--seeds", "1"],
+        &["--quantiles", "75", "--print"],
+    ] {
+        let option = args[0];
+        let out = lbsim(&[&["run", file.as_str()][..], args].concat());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(option), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn run_precision_is_homo_precision_from_the_command_line_or_the_file() {
+    // `homo --precision` and the scenario file it prints run the same doubling: same rows, same
+    // `requests` column; `--precision` on `run` and `run.precision` in the file are the same key.
+    let dir = crate::util::Dir::new("run-precision");
+    let homo = [
+        "homo",
+        "--loads",
+        "0.8",
+        "--policies",
+        "random,p2c",
+        "--servers",
+        "10",
+        "--requests",
+        "1e4",
+        "--warmup",
+        "1e3",
+        "--seeds",
+        "3",
+        "--precision",
+        "0.03",
+    ];
+    let direct = crate::util::lbsim_ok(&[&homo[..], &["-q", "--format", "csv"]].concat());
+    let printed = crate::util::lbsim_ok(&[&homo[..], &["--print-scenario"]].concat());
+    assert!(printed.contains("precision = 0.03"), "{printed}");
+    let file = dir.file("h.toml", &printed);
+    let via_file = crate::util::lbsim_ok(&["run", &file, "-q", "--format", "csv"]);
+    for c in ["policy", "mean", "mean_ci95", "p99", "steady", "requests"] {
+        assert_eq!(csv_column(&direct, c), csv_column(&via_file, c), "column {c}");
+    }
+    let requests: Vec<u64> =
+        csv_column(&direct, "requests").iter().map(|r| r.parse().unwrap()).collect();
+    assert!(requests.iter().any(|&r| r > 10_000), "some row doubled: {requests:?}");
+    let plain = dir.file("plain.toml", &printed.replace("precision = 0.03\n", ""));
+    let via_option = crate::util::lbsim_ok(&[
+        "run",
+        &plain,
+        "-q",
+        "--format",
+        "csv",
+        "--precision",
+        "0.03",
+        "--max-requests",
+        "1e8",
+    ]);
+    assert_eq!(via_file, via_option);
+}

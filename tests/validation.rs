@@ -313,3 +313,60 @@ fn round_robin_with_deterministic_arrivals_and_service_never_waits() {
     assert!((s.merged.quantile(0.999) - 1.0).abs() < 1e-3);
     assert_eq!(s.max_queue, 1);
 }
+
+#[test]
+fn uniform_and_bounded_pareto_service_meet_pollaczek_khinchine() {
+    // As for the other laws above: random splitting makes each of the 20 servers M/G/1, whose
+    // mean sojourn is 1 + rho (1 + scv)/(2 (1 - rho)). scv: uniform on [0, 2] 1/3, on [1, 3]
+    // scaled to [0.5, 1.5] 1/12; bounded Pareto alpha 1.5 up to 30 mean demands 2.35, alpha 2.5
+    // up to 50 0.61. The warm-up of 2e4 arrivals (1,000 time units per server) is over three
+    // relaxation times of the slowest case ((1 + 2.35)/(1 - sqrt(0.8))^2 = 300). Tolerance: two
+    // half-widths of the t interval over 10 replications, about 4.5 standard errors.
+    let services = [
+        ServiceSpec::Uniform { low: 0.0, high: 2.0 },
+        ServiceSpec::Uniform { low: 1.0, high: 3.0 },
+        ServiceSpec::BoundedPareto { alpha: 1.5, high: 30.0 },
+        ServiceSpec::BoundedPareto { alpha: 2.5, high: 50.0 },
+    ];
+    for load in [0.5, 0.8] {
+        for service in &services {
+            let scv = service.scv();
+            assert!(scv.is_finite() && scv > 0.0, "{service:?}: scv {scv}");
+            let arrivals = ArrivalSpec::Poisson { load: Some(load), rate: None };
+            let s = summary(workload(20, arrivals, service.clone()), 20_000, 200_000, 10);
+            within_ci(&format!("{service:?} at {load}"), &s, mg1_mean(load, scv), 2.0);
+        }
+    }
+}
+
+#[test]
+fn weighted_random_puts_every_server_at_the_same_utilisation() {
+    // 20 servers of rate 0.5 and 10 of rate 3 (capacity 40) at load 0.8. Drawing servers in
+    // proportion to rate splits the Poisson stream into Poisson streams of rate 0.8 mu_i, so
+    // server i is M/M/1 at utilisation 0.8 with mean sojourn 1/(mu_i (1 - 0.8)) = 5/mu_i; a
+    // request goes to it with probability mu_i/40, so the pooled mean is
+    // sum_i (mu_i/40)(5/mu_i) = 5 * 30/40 = 3.75. (Uniform random sends each slow server 1.07,
+    // over its rate 0.5: it never settles.) Server i's own mean over its n mu_i/40 requests has
+    // the M/M/1 standard deviation `mm1_mean_sd` in its time unit 1/mu_i; the pooled mean's is
+    // the root of the sum of (mu_i/40)^2 times their squares. Tolerance: 5 of those. Warm-up:
+    // 5e4 arrivals are 1,560 time units, nine relaxation times of a slow server
+    // (1/(0.5 (1 - sqrt(0.8))^2) = 178).
+    let rates: Vec<f64> = [vec![0.5; 20], vec![3.0; 10]].concat();
+    let total: f64 = rates.iter().sum();
+    let mut sc = Scenario::live(Farm::new(rates.clone(), 0.8), PolicyKind::Random, 10.0);
+    sc.tuning.weighted = true;
+    let (seeds, requests) = (4, 500_000);
+    let all = pooled(&replicate(sc, &run_length(50_000, requests), seeds, 11));
+    let n = (seeds * requests) as f64;
+    let want = rates.len() as f64 / (total * (1.0 - 0.8));
+    let var: f64 = rates
+        .iter()
+        .map(|mu| {
+            let share = mu / total;
+            (share * mm1_mean_sd(0.8, n * share) / mu).powi(2)
+        })
+        .sum();
+    let tol = 5.0 * var.sqrt();
+    let mean = all.mean();
+    assert!((mean - want).abs() < tol, "mean {mean} vs {want} +- {tol}");
+}

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{
-    Outcome, Progress, STEADY_NOTE, Scenario, Workload, run_scenarios, steadiness_mark,
+    Outcome, Progress, STEADY_NOTE, Scenario, VsBaseline, Workload, run_scenarios, steadiness_mark,
     stop_warnings,
 };
 use crate::config::{Common, RunConfig};
@@ -75,6 +75,9 @@ pub struct RunScenario {
     /// `--series FILE`: where the per-window series goes.
     #[serde(skip)]
     pub series: Option<std::path::PathBuf>,
+    /// `--baseline`: the label of the policy every row is compared with, at its own point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }
 
 impl Point {
@@ -122,6 +125,8 @@ pub fn run_config(spec: &Spec) -> RunConfig {
     };
     let mut run = RunConfig::new(warmup, spec.run.requests.0, spec.run.queue_guard.0 as u32);
     run.warmup_auto = auto;
+    run.precision = spec.run.precision;
+    run.max_requests = spec.run.precision.map(|_| spec.run.max_requests());
     run
 }
 
@@ -164,6 +169,16 @@ pub struct RunRow {
     /// With `[admission]`: what the limiter let through, summed over replications.
     #[serde(flatten)]
     pub admission: Option<AdmissionColumns>,
+    /// `pXX` columns asked for with `--quantiles` beyond p50, p90, p99 and p99.9, in the order
+    /// asked.
+    #[serde(flatten)]
+    pub quantiles: Map<String, Value>,
+    /// Relative differences to the baseline policy of the same point (`--baseline`).
+    #[serde(flatten)]
+    pub baseline: Option<VsBaseline>,
+    /// Measured arrivals per replication where `--precision` left the row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
     /// `--series`: the replications' windows, pooled per group.
     #[serde(skip)]
     pub series: Option<Pooled>,
@@ -209,11 +224,19 @@ pub fn summarise(
     let mut warnings = Vec::new();
     for (point, outcomes) in cfg.points.iter().zip(outcomes) {
         warnings.extend(stop_warnings(&point.scenarios(), outcomes, &point.run));
+        let base = cfg.baseline.as_ref().and_then(|b| {
+            let k = point.policies.iter().position(|p| p.label == *b)?;
+            Some(&outcomes[k].summary)
+        });
         for (p, o) in point.policies.iter().zip(outcomes) {
             let mut r = row(point, p, o);
+            r.baseline = base.map(|b| VsBaseline::of(&o.summary, b));
             let mut mark = steadiness_mark(&o.summary, &point.run);
             if point.heavy_tail {
                 r.mean_ci95 = None;
+                if let Some(b) = &mut r.baseline {
+                    b.mean_vs_base_ci95 = None;
+                }
                 mark = Some(mark.map_or("infinite service variance: no interval".into(), |m| {
                     format!("infinite service variance: no interval; {m}")
                 }));
@@ -280,6 +303,14 @@ fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
                 max_in_window: a.max_in_window,
             }
         }),
+        quantiles: point
+            .run
+            .quantiles
+            .iter()
+            .map(|q| (q.column.clone(), Value::from(s.merged.quantile(q.q))))
+            .collect(),
+        baseline: None,
+        requests: point.run.precision.map(|_| s.requests),
         series: Pooled::of(&o.reps, &groups(point)),
     }
 }

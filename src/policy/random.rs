@@ -1,26 +1,75 @@
-//! `random`: a uniformly random server, reading no load at all.
+//! `random`: a random server, reading no load at all: uniform, or with `weighted=true` in
+//! proportion to the servers' rates (every server then at the same utilisation).
+
+use rand::RngExt;
+use rand_distr::weighted::WeightedAliasIndex;
 
 use super::{Policy, uniform};
 use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 
-/// Uniform random choice.
+/// Random choice: uniform, or weighted by rate.
 #[derive(Debug, Clone)]
 pub struct Random {
     n: usize,
+    /// `weighted=true`: Walker's alias table over the rates (Vose's construction, as
+    /// `rand_distr::weighted::WeightedAliasIndex` builds it), one draw in O(1).
+    weights: Option<WeightedAliasIndex<f64>>,
 }
 
 impl Random {
-    /// Over `n` servers.
+    /// Uniform over `n` servers.
     pub fn new(n: usize) -> Self {
-        Random { n }
+        Random { n, weights: None }
+    }
+
+    /// Over servers of these rates: in proportion to them when `weighted`, else uniform.
+    pub fn with_rates(rates: &[f64], weighted: bool) -> Self {
+        let weights = weighted
+            .then(|| WeightedAliasIndex::new(rates.to_vec()).expect("positive, finite rates"));
+        Random { n: rates.len(), weights }
     }
 }
 
 impl Policy for Random {
     #[inline]
     fn pick(&mut self, _: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
-        uniform(rng, self.n)
+        match &self.weights {
+            None => uniform(rng, self.n),
+            Some(w) => rng.sample(w),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::StreamKey;
+
+    #[test]
+    fn weighted_draws_follow_the_rates() {
+        // 4e5 draws over rates 1, 2, 5: each count is binomial, within 5 standard deviations
+        // (sqrt(n p (1 - p)) <= 316) of n p.
+        let rates = [1.0, 2.0, 5.0];
+        let mut p = Random::with_rates(&rates, true);
+        let table = LoadTable::new(3, false);
+        let mut rng = StreamKey::new(3, "weighted-random").rng();
+        let n = 400_000;
+        let mut counts = [0u64; 3];
+        for _ in 0..n {
+            counts[p.pick(&table, SimTime::ZERO, &mut rng)] += 1;
+        }
+        for (i, &c) in counts.iter().enumerate() {
+            let share = rates[i] / 8.0;
+            let sd = (n as f64 * share * (1.0 - share)).sqrt();
+            assert!((c as f64 - n as f64 * share).abs() < 5.0 * sd, "server {i}: {counts:?}");
+        }
+        // Unweighted, it is exactly `uniform`.
+        let mut u = Random::with_rates(&rates, false);
+        let (mut a, mut b) = (rng.clone(), rng.clone());
+        for _ in 0..1000 {
+            assert_eq!(u.pick(&table, SimTime::ZERO, &mut a), uniform(&mut b, 3));
+        }
     }
 }

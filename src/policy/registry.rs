@@ -215,7 +215,7 @@ macro_rules! policy_table {
 
 policy_table! {
     /// `random`
-    Random => Entry::new("random", "Random", "a uniform server"),
+    Random => Entry::new("random", "Random", "a uniform server (weighted=true: in proportion to rate)").params(&["weighted"]),
     /// `rr`
     RoundRobin => Entry::new("rr", "RoundRobin", "round robin in index order"),
     /// `swrr`
@@ -321,7 +321,7 @@ macro_rules! with_policy {
         use $crate::policy::*;
         match $kind {
             PolicyKind::Random => {
-                let $make = |p: &PolicyParams| Random::new(p.rates.len());
+                let $make = |p: &PolicyParams| Random::with_rates(p.rates, p.tuning.weighted);
                 $body
             }
             PolicyKind::RoundRobin => {

@@ -6,6 +6,8 @@
 /// The parameters of every policy that has some, with their defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tuning {
+    /// `random`: draw servers in proportion to their rates (default false: uniform).
+    pub weighted: bool,
     /// `p2c-pewma`: Peak-EWMA decay time constant.
     pub tau: f64,
     /// `least-request`: hosts sampled per pick (Envoy's `choice_count`, default 2).
@@ -38,6 +40,7 @@ pub const DEFAULT_TAU: f64 = 10.0;
 impl Default for Tuning {
     fn default() -> Self {
         Tuning {
+            weighted: false,
             tau: DEFAULT_TAU,
             choices: 2,
             full_scan: false,
@@ -72,6 +75,13 @@ impl Tuning {
             "tau" => {
                 self.tau =
                     number().filter(|&t| t > 0.0).ok_or("tau must be a number > 0".to_string())?
+            }
+            "weighted" => {
+                self.weighted = match value {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err("weighted must be true or false".into()),
+                }
             }
             "choices" => self.choices = count(1)?,
             "mode" => {

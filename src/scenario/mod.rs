@@ -114,7 +114,8 @@ where
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FarmSpec {
-    /// The groups.
+    /// The groups; a group without a `name` is named by its position (`g0`, `g1`, ...).
+    #[serde(deserialize_with = "named_groups")]
     pub groups: Vec<Group>,
     /// Queueing discipline at each server.
     pub discipline: Discipline,
@@ -134,15 +135,44 @@ impl Default for FarmSpec {
 }
 
 /// Servers of one kind.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Group {
-    /// The group's name (events refer to it).
+    /// The group's name (events refer to it); `g0`, `g1`, ... by position when the file gives none.
     pub name: String,
     /// Servers in the group.
     pub count: u64,
     /// Service rate of each (requests per mean service time of a rate-1 server).
     pub rate: f64,
+}
+
+/// A group as written: the name may be left out, the count written `1e2`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupText {
+    name: Option<String>,
+    #[serde(deserialize_with = "group_count")]
+    count: Count,
+    rate: f64,
+}
+
+/// A group's `count`, read as every count of a file is ([`Count`]: `100` or `1e2`); a refusal
+/// names the key.
+fn group_count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Count, D::Error> {
+    Count::deserialize(d).map_err(|e| serde::de::Error::custom(format!("farm.groups: count: {e}")))
+}
+
+/// `[farm] groups`, each group's missing name filled in from its position.
+fn named_groups<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Group>, D::Error> {
+    let groups = Vec::<GroupText>::deserialize(d)?;
+    Ok(groups
+        .into_iter()
+        .enumerate()
+        .map(|(i, g)| Group {
+            name: g.name.unwrap_or_else(|| format!("g{i}")),
+            count: g.count.0,
+            rate: g.rate,
+        })
+        .collect())
 }
 
 pub use crate::model::Discipline;
@@ -255,6 +285,14 @@ pub struct RunSpec {
     pub seed: Count,
     /// Stop a replication when a queue exceeds this.
     pub queue_guard: Count,
+    /// Double a row's `requests` until `mean_ci95 <= precision * mean` and it is steady (off when
+    /// left out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<f64>,
+    /// With `precision`: the most measured arrivals a row may double to (left out: 10^8, or
+    /// `requests` if larger).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_requests: Option<Count>,
 }
 
 impl Default for RunSpec {
@@ -265,7 +303,16 @@ impl Default for RunSpec {
             seeds: Count(5),
             seed: Count(1),
             queue_guard: Count(100_000),
+            precision: None,
+            max_requests: None,
         }
+    }
+}
+
+impl RunSpec {
+    /// The most measured arrivals `precision` may double a row to.
+    pub fn max_requests(&self) -> u64 {
+        self.max_requests.map_or(crate::config::DEFAULT_MAX_REQUESTS.max(self.requests.0), |m| m.0)
     }
 }
 
@@ -722,6 +769,35 @@ impl Spec {
         }
         count("run.seeds", self.run.seeds, 1, limits::REPLICATIONS)?;
         count("run.queue_guard", self.run.queue_guard, 1, limits::QUEUE_GUARD)?;
+        self.validate_precision()
+    }
+
+    /// `run.precision` and `run.max_requests`.
+    fn validate_precision(&self) -> Result<(), Invalid> {
+        use crate::config::limits;
+        let Some(r) = self.run.precision else {
+            return match self.run.max_requests {
+                Some(_) => Err(invalid("run.max_requests", "only applies with run.precision")),
+                None => Ok(()),
+            };
+        };
+        if !(1e-6..=0.5).contains(&r) {
+            return Err(invalid(
+                "run.precision",
+                format!(
+                    "expected a relative half-width R with 1e-6 <= R <= 0.5 (0.01 = +-1%), got {r}"
+                ),
+            ));
+        }
+        if let ArrivalSpec::Trace { .. } = self.arrivals {
+            return Err(invalid(
+                "run.precision",
+                "a trace ends the run, so it cannot be lengthened: leave precision out",
+            ));
+        }
+        if let Some(m) = self.run.max_requests {
+            count("run.max_requests", m, self.run.requests.0, limits::ARRIVALS)?;
+        }
         Ok(())
     }
 

@@ -22,6 +22,8 @@
 //! | `lognormal` | `scv > 0` | the skewed latencies measured in real services | `scv` |
 //! | `pareto` | `alpha > 1` | heavy tails: a few huge requests | `1/(alpha (alpha-2))`, infinite for `alpha <= 2` |
 //! | `bimodal` | `0 < p < 1`, `long > 1`, `p long < 1` | two request types (cache hit or miss) | `p long^2 + (1-p) short^2 - 1` |
+//! | `uniform` | `0 <= low < high` | work spread evenly between two bounds | `(high-low)^2/(3 (high+low)^2)` |
+//! | `bounded-pareto` | `alpha > 0`, `high > 1` | heavy tails cut at a largest request | `E[S^2] - 1`, below |
 //! | `empirical` | `file`, `column` (`demand`) | measured demands, resampled | the column's |
 //!
 //! Parameterisations:
@@ -41,6 +43,15 @@
 //!   infinite, so the M/G/1 mean wait (Pollaczek-Khinchine, `E[S^2]`) diverges:
 //!   [`Service::infinite_variance`] says so, and no interval on a mean should be trusted.
 //! - **bimodal**: `long` with probability `p`, else `short = (1 - p long)/(1 - p)`.
+//! - **uniform**: `low` and `high` give the shape; demands are uniform between them scaled to
+//!   mean 1, `U(2 low/(low+high), 2 high/(low+high))` (`rand::distr::Uniform`), so `low = 0.5,
+//!   high = 1.5` is `U(0.5, 1.5)` itself and `low = 0, high = 2` is `U(0, 2)`.
+//! - **bounded-pareto**: density `alpha L^alpha x^-(alpha+1) / (1 - (L/H)^alpha)` on `[L, H]`
+//!   (Harchol-Balter 2013, §20.3), with `H = high` (in mean demands) and `L` the root in `(0, 1)`
+//!   of `E[S] = 1`, found by bisection. Its moments are `E[S^k] = alpha L^alpha (L^(k-alpha) -
+//!   H^(k-alpha)) / ((alpha - k)(1 - (L/H)^alpha))` (`ln(H/L)` in place of the last factor's
+//!   difference over `alpha - k` at `k = alpha`), all finite; drawn by inversion, `x = L (1 - u
+//!   (1 - (L/H)^alpha))^(-1/alpha)`, since rand_distr has no bounded Pareto.
 //! - **empirical**: a CSV column (header row) read once, divided by its mean, and resampled
 //!   uniformly (a bootstrap of the measured demands). [`Service::scv`] is the scaled column's
 //!   population variance.

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rand::RngExt;
+use rand::distr::Uniform;
 use rand_distr::{Exp1, Gamma, LogNormal, Pareto};
 use serde::{Deserialize, Serialize};
 
@@ -53,6 +54,23 @@ pub enum ServiceSpec {
         /// The long demand, `> 1`, with `p * long < 1` so that the short one is positive.
         long: f64,
     },
+    /// Uniform between `low` and `high`, scaled to mean 1: `U(2 low/(low + high), 2 high/(low +
+    /// high))` (`low = 0.5, high = 1.5` is `U(0.5, 1.5)` itself).
+    Uniform {
+        /// The lower end, `>= 0`.
+        low: f64,
+        /// The upper end, `> low`.
+        high: f64,
+    },
+    /// Bounded Pareto: density proportional to `x^-(alpha+1)` on `[low, high]`, with `low` set
+    /// so that the mean is 1.
+    #[serde(rename = "bounded-pareto")]
+    BoundedPareto {
+        /// Tail index, `> 0` (every moment is finite: the support is bounded).
+        alpha: f64,
+        /// The largest demand, in mean demands, `> 1`.
+        high: f64,
+    },
     /// Demands resampled uniformly from a CSV column, scaled to mean 1.
     Empirical {
         /// The CSV file (a header row, then one record per line); relative to the scenario file.
@@ -87,6 +105,15 @@ enum Repr {
         p: f64,
         long: f64,
     },
+    Uniform {
+        low: f64,
+        high: f64,
+    },
+    #[serde(rename = "bounded-pareto")]
+    BoundedPareto {
+        alpha: f64,
+        high: f64,
+    },
     Empirical {
         file: PathBuf,
         #[serde(default = "demand_column")]
@@ -104,6 +131,8 @@ impl From<Repr> for ServiceSpec {
             Repr::Lognormal { scv } => ServiceSpec::Lognormal { scv },
             Repr::Pareto { alpha } => ServiceSpec::Pareto { alpha },
             Repr::Bimodal { p, long } => ServiceSpec::Bimodal { p, long },
+            Repr::Uniform { low, high } => ServiceSpec::Uniform { low, high },
+            Repr::BoundedPareto { alpha, high } => ServiceSpec::BoundedPareto { alpha, high },
             Repr::Empirical { file, column } => ServiceSpec::Empirical { file, column },
         }
     }
@@ -163,6 +192,29 @@ impl ServiceSpec {
                 }
                 Ok(())
             }
+            ServiceSpec::Uniform { low, high } => {
+                if !(low >= 0.0 && low.is_finite()) {
+                    return bad("low", "a number >= 0", "uniform", low);
+                }
+                if !(high > low && high.is_finite()) {
+                    return bad("high", "a number above low", "uniform", high);
+                }
+                Ok(())
+            }
+            ServiceSpec::BoundedPareto { alpha, high } => {
+                if !(alpha > 0.0 && alpha <= MAX_BP_ALPHA) {
+                    return bad("alpha", "a number in (0, 100]", "bounded-pareto", alpha);
+                }
+                if !(high > 1.0 && high <= MAX_BP_HIGH) {
+                    return bad(
+                        "high",
+                        "a number above 1 (the mean) and at most 1e9",
+                        "bounded-pareto",
+                        high,
+                    );
+                }
+                Ok(())
+            }
             ServiceSpec::Empirical { ref file, ref column } => {
                 if file.as_os_str().is_empty() {
                     return bad("file", "a file name", "empirical", "an empty string");
@@ -190,6 +242,8 @@ impl ServiceSpec {
                 let short = bimodal_short(p, long);
                 p * long * long + (1.0 - p) * short * short - 1.0
             }
+            ServiceSpec::Uniform { low, high } => uniform_scv(low, high),
+            ServiceSpec::BoundedPareto { alpha, high } => BoundedPareto::new(alpha, high).scv(),
             ServiceSpec::Empirical { .. } => f64::NAN,
         }
     }
@@ -225,6 +279,14 @@ impl ServiceSpec {
             ServiceSpec::Bimodal { p, long } => {
                 Kind::Bimodal { p, long, short: bimodal_short(p, long) }
             }
+            ServiceSpec::Uniform { low, high } => {
+                let scale = 2.0 / (low + high);
+                let dist = Uniform::new(low * scale, high * scale).map_err(|e| e.to_string())?;
+                Kind::Uniform { scv: uniform_scv(low, high), dist }
+            }
+            ServiceSpec::BoundedPareto { alpha, high } => {
+                Kind::BoundedPareto(BoundedPareto::new(alpha, high))
+            }
             ServiceSpec::Empirical { ref file, ref column } => {
                 let path = resolve(base, file);
                 let mut values = read_column(&path, column, "service", Order::Any)?;
@@ -254,6 +316,69 @@ fn pareto_scv(alpha: f64) -> f64 {
     if alpha > 2.0 { 1.0 / (alpha * (alpha - 2.0)) } else { f64::INFINITY }
 }
 
+/// SCV of a uniform law on `[low, high]` (any scale): variance `(high - low)^2/12` over the squared
+/// mean `((low + high)/2)^2`.
+fn uniform_scv(low: f64, high: f64) -> f64 {
+    (high - low).powi(2) / (3.0 * (low + high).powi(2))
+}
+
+/// The largest `alpha` of a bounded Pareto.
+const MAX_BP_ALPHA: f64 = 100.0;
+/// The largest `high` of a bounded Pareto (in mean demands).
+const MAX_BP_HIGH: f64 = 1e9;
+
+/// The bounded Pareto law on `[low, high]` with tail index `alpha` (Harchol-Balter, *Performance
+/// Modeling and Design of Computer Systems*, 2013, §20.3; Crovella & Bestavros' model of web file
+/// sizes): density `alpha low^alpha x^-(alpha+1) / (1 - (low/high)^alpha)`. rand_distr has no
+/// bounded Pareto, so it is drawn here by inverting its distribution function:
+/// `x = low (1 - u (1 - (low/high)^alpha))^(-1/alpha)` for `u` uniform in `[0, 1)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct BoundedPareto {
+    alpha: f64,
+    low: f64,
+    high: f64,
+}
+
+impl BoundedPareto {
+    /// The law with tail `alpha` and upper end `high > 1` whose mean is 1: the mean grows with
+    /// `low` (from 0 as `low -> 0` to `high` as `low -> high`), so `low` in `(0, 1)` is found by
+    /// bisection on `ln low`.
+    fn new(alpha: f64, high: f64) -> BoundedPareto {
+        let (mut lo, mut hi) = (-745.0f64, 0.0f64);
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            let mean = BoundedPareto { alpha, low: mid.exp(), high }.moment(1.0);
+            if mean < 1.0 { lo = mid } else { hi = mid }
+        }
+        BoundedPareto { alpha, low: (0.5 * (lo + hi)).exp(), high }
+    }
+
+    /// `E[S^k] = alpha low^alpha / (1 - (low/high)^alpha) * (low^(k-alpha) - high^(k-alpha)) /
+    /// (alpha - k)`, and `alpha low^alpha ln(high/low) / (1 - (low/high)^alpha)` at `k = alpha`.
+    fn moment(&self, k: f64) -> f64 {
+        let BoundedPareto { alpha, low, high } = *self;
+        let c = alpha * low.powf(alpha) / (1.0 - (low / high).powf(alpha));
+        if (alpha - k).abs() < 1e-9 {
+            c * (high / low).ln()
+        } else {
+            c * (low.powf(k - alpha) - high.powf(k - alpha)) / (alpha - k)
+        }
+    }
+
+    /// `E[S^2] - 1` (the mean is 1).
+    fn scv(&self) -> f64 {
+        self.moment(2.0) - 1.0
+    }
+
+    /// One draw, by inversion.
+    #[inline]
+    fn sample(&self, rng: &mut SimRng) -> f64 {
+        let u: f64 = rng.random();
+        let tail = 1.0 - (self.low / self.high).powf(self.alpha);
+        (self.low * (1.0 - u * tail).powf(-1.0 / self.alpha)).min(self.high)
+    }
+}
+
 /// The short demand of a mean-1 bimodal distribution.
 fn bimodal_short(p: f64, long: f64) -> f64 {
     (1.0 - p * long) / (1.0 - p)
@@ -274,6 +399,8 @@ enum Kind {
     Lognormal { scv: f64, dist: LogNormal<f64> },
     Pareto { alpha: f64, dist: Pareto<f64> },
     Bimodal { p: f64, long: f64, short: f64 },
+    Uniform { scv: f64, dist: Uniform<f64> },
+    BoundedPareto(BoundedPareto),
     Empirical { values: Arc<[f64]>, scv: f64 },
 }
 
@@ -309,6 +436,8 @@ impl Service {
                     *short
                 }
             }
+            Kind::Uniform { dist, .. } => rng.sample(dist),
+            Kind::BoundedPareto(bp) => bp.sample(rng),
             Kind::Empirical { values, .. } => values[rng.random_range(0..values.len())],
         }
     }
@@ -329,6 +458,8 @@ impl Service {
             Kind::Hyperexp { scv, .. } | Kind::Lognormal { scv, .. } => scv,
             Kind::Pareto { alpha, .. } => pareto_scv(alpha),
             Kind::Bimodal { p, long, short } => p * long * long + (1.0 - p) * short * short - 1.0,
+            Kind::Uniform { scv, .. } => scv,
+            Kind::BoundedPareto(bp) => bp.scv(),
             Kind::Empirical { scv, .. } => scv,
         }
     }
@@ -404,6 +535,10 @@ mod tests {
             ServiceSpec::Lognormal { scv: 1.5 },
             ServiceSpec::Lognormal { scv: 0.25 },
             ServiceSpec::Bimodal { p: 0.1, long: 5.0 },
+            ServiceSpec::Uniform { low: 0.0, high: 2.0 },
+            ServiceSpec::Uniform { low: 1.0, high: 3.0 },
+            ServiceSpec::BoundedPareto { alpha: 1.5, high: 30.0 },
+            ServiceSpec::BoundedPareto { alpha: 1.0, high: 100.0 },
         ];
         for spec in cases {
             let s = build(spec.clone());
