@@ -78,6 +78,11 @@ pub mod limits {
     pub const SWRR_SETUP: u64 = 1_000_000_000;
     /// Memory the replications running at once may hold, in bytes.
     pub const MEMORY: u64 = 8 << 30;
+    /// Arrivals of `limit` over all its replications (about a minute of limiter decisions).
+    pub const LIMIT_ARRIVALS: f64 = 1e9;
+    /// Bytes a replication of `limit` holds per arrival: its time and its release time (8 bytes
+    /// each), its decision (1), and twice that while a vector doubles its capacity.
+    pub const BYTES_PER_LIMIT_ARRIVAL: u64 = 40;
     /// Bytes a farm holds per server in one replication (queues, load table, counters).
     pub const BYTES_PER_SERVER: u64 = 100;
     /// Bytes `bins` holds per bin in one replication.
@@ -288,6 +293,36 @@ fn check_memory(
         ));
     }
     Ok(())
+}
+
+/// Refuses a `limit` run whose pattern makes too many arrivals, counted from the pattern's
+/// parameters (nothing is built): more than [`limits::LIMIT_ARRIVALS`] in all, or more than one
+/// replication's arrivals fit in [`limits::MEMORY`] (a replication holds its arrival times, its
+/// decisions and its release times, about [`limits::BYTES_PER_LIMIT_ARRIVAL`] bytes each).
+fn check_limit_size(
+    cfg: &crate::experiment::limit::LimitConfig,
+    seeds: u64,
+) -> Result<(), UsageError> {
+    let per_rep = cfg.arrivals.count_bound(cfg.duration);
+    let total = per_rep * seeds as f64;
+    let per_rep_max = (limits::MEMORY / limits::BYTES_PER_LIMIT_ARRIVAL) as f64;
+    let (size, most) = if per_rep > per_rep_max {
+        (format!("{} arrivals per replication", crate::error::number(per_rep.ceil())), per_rep_max)
+    } else if total > limits::LIMIT_ARRIVALS {
+        let total = crate::error::number(total.ceil());
+        (format!("{total} arrivals over --seeds {seeds}"), limits::LIMIT_ARRIVALS)
+    } else {
+        return Ok(());
+    };
+    Err(too_large(
+        "--pattern",
+        format!(
+            "{} over --duration {} makes up to {size}; at most {} are accepted",
+            shown(&cfg.pattern),
+            crate::error::number(cfg.duration),
+            crate::error::number(most)
+        ),
+    ))
 }
 
 /// Options shared by every command.
@@ -1282,15 +1317,7 @@ impl Config {
                     capacity,
                 )
                 .map_err(UsageError::Other)?;
-                let mut rng = crate::rng::StreamKey::new(0, "limit-size").rng();
-                let per_rep = cfg.arrivals.times(duration.min(1.0), &mut rng).len() as f64
-                    * duration.max(1.0);
-                if per_rep * common.seeds as f64 > 1e9 {
-                    return Err(too_large(
-                        "--duration",
-                        "the pattern over --duration and --seeds makes more than 1e9 arrivals",
-                    ));
-                }
+                check_limit_size(&cfg, common.seeds)?;
                 Experiment::Limit(cfg)
             }
             Command::Bins(a) => {

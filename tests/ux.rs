@@ -1076,6 +1076,65 @@ fn a_sample_of_hostile_inputs_is_refused_with_one_line() {
     }
 }
 
+/// Runs the binary under `ulimit -v` of 1 GiB, killed after `secs`: a command that would
+/// allocate gigabytes before refusing aborts or is killed here instead of taking the machine
+/// down. Returns the exit status (None: killed) and stderr.
+fn in_little_memory(args: &[&str], secs: u64) -> (Option<i32>, String) {
+    let mut child = Command::new("sh")
+        .args(["-c", &format!("ulimit -v 1048576 && exec {}", shell_line(args))])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    (status, stderr)
+}
+
+#[test]
+fn a_limit_pattern_of_billions_is_refused_up_front_in_little_memory() {
+    let limiter = "token-bucket:rate=100,burst=10";
+    for pattern in [
+        "boundary:count=1e12,window=1",
+        "boundary:count=5e6",
+        "poisson:rate=1e9",
+        "poisson:rate=1e10",
+        "constant:rate=1e9",
+        "on-off:rate=1e9,on=1,off=1",
+    ] {
+        let args = ["limit", "--limiter", limiter, "--pattern", pattern];
+        let started = Instant::now();
+        // Ten seconds leave room for a loaded machine; a refusal takes milliseconds.
+        let (code, stderr) = in_little_memory(&args, 10);
+        assert_eq!(code, Some(2), "{pattern}: {stderr}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{pattern}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("--pattern") && stderr.contains("at most"), "{stderr}");
+    }
+    // 5e8 arrivals per replication, 2.5e9 over the five default seeds: refused per replication
+    // (they do not fit in memory); 2e8 over five seeds is refused for its total.
+    let (_, stderr) =
+        in_little_memory(&["limit", "--limiter", limiter, "--pattern", "boundary:count=5e6"], 10);
+    assert!(stderr.contains("500000000 arrivals per replication"), "{stderr}");
+    let (_, stderr) = in_little_memory(
+        &["limit", "--limiter", limiter, "--pattern", "constant:rate=2e6", "--seeds", "6"],
+        10,
+    );
+    assert!(stderr.contains("arrivals over --seeds 6"), "{stderr}");
+}
+
 #[test]
 fn parse_and_validation_agree_with_the_binary_on_plain_cases() {
     assert_eq!(in_process(&["lbsim".into(), "swrr".into()]), 0);

@@ -144,6 +144,38 @@ impl Pattern {
         })
     }
 
+    /// How many arrivals [`Pattern::times`] makes over `duration`, computed from the pattern's
+    /// parameters without building them: exact for `trace`, at most one rounding step above
+    /// (one arrival, one boundary) for `constant` and `boundary`; for the
+    /// Poisson patterns (`poisson`, `on-off`) the mean `n` plus six standard deviations
+    /// (`6 * sqrt(n)`), a count that a run exceeds with probability under 1e-9. A size check can
+    /// then refuse a pattern of 10^12 arrivals in no time and no memory.
+    pub fn count_bound(&self, duration: f64) -> f64 {
+        let poisson = |mean: f64| mean + 6.0 * mean.sqrt();
+        match self {
+            Pattern::Poisson { rate } => poisson(rate * duration),
+            Pattern::Constant { rate } => (duration * rate).ceil(),
+            Pattern::OnOff { rate, on, off } => {
+                let cycle = on + off;
+                let full = (duration / cycle).floor();
+                let rest = (duration - full * cycle).clamp(0.0, *on);
+                poisson(rate * (full * on + rest))
+            }
+            // Edges at window, 3 window, 5 window, ... below `duration`, `2 count` arrivals each
+            // (one more edge where `duration` falls on one: the edges are summed in floating
+            // point, so the last may fall just below it).
+            Pattern::Boundary { count, window } => {
+                let edges = if duration > *window {
+                    ((duration - window) / (2.0 * window)).floor() + 1.0
+                } else {
+                    0.0
+                };
+                2.0 * *count as f64 * edges
+            }
+            Pattern::Trace { times, .. } => times.len() as f64,
+        }
+    }
+
     /// The arrival times in `[0, duration)` (a trace: all of them).
     pub fn times(&self, duration: f64, rng: &mut SimRng) -> Vec<f64> {
         let mut out = Vec::new();
@@ -1103,4 +1135,64 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
 /// Replications `limit` reports progress for.
 pub fn replications(cfg: &LimitConfig, seeds: u64) -> u64 {
     if cfg.admission.is_some() { 0 } else { 3 + 6 + 5 * seeds }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rng(seed: u64) -> SimRng {
+        StreamKey::new(seed, "count-bound").rng()
+    }
+
+    /// Exact but for the rounding of the time stamps: never below, at most one step (one
+    /// arrival, one boundary of `2 count`) above.
+    #[test]
+    fn the_counted_size_of_a_deterministic_pattern_is_its_size() {
+        let patterns = [
+            (Pattern::Constant { rate: 7.3 }, 1.0),
+            (Pattern::Constant { rate: 1000.0 }, 1.0),
+            (Pattern::Boundary { count: 99, window: 1.0 }, 198.0),
+            (Pattern::Boundary { count: 5, window: 0.3 }, 10.0),
+        ];
+        for (p, step) in &patterns {
+            for duration in [0.2, 1.0, 2.0, 2.5, 3.0, 3.1, 10.0, 17.7, 18.0] {
+                let exact = p.times(duration, &mut rng(1)).len() as f64;
+                let bound = p.count_bound(duration);
+                assert!(exact <= bound && bound <= exact + step, "{p:?} over {duration}: {bound}");
+            }
+        }
+        assert_eq!(Pattern::Boundary { count: 99, window: 1.0 }.count_bound(10.0), 5.0 * 198.0);
+        assert_eq!(Pattern::Boundary { count: 99, window: 1.0 }.count_bound(1.0), 0.0);
+        assert_eq!(Pattern::Constant { rate: 1000.0 }.count_bound(3.0), 3000.0);
+    }
+
+    /// The Poisson patterns: the bound is the mean plus six standard deviations, so a run never
+    /// exceeds it and stays within 12 standard deviations below it (a fixed seed: deterministic).
+    #[test]
+    fn the_counted_size_of_a_poisson_pattern_bounds_its_size_tightly() {
+        let patterns = [
+            Pattern::Poisson { rate: 200.0 },
+            Pattern::OnOff { rate: 500.0, on: 1.0, off: 3.0 },
+            Pattern::OnOff { rate: 50.0, on: 0.5, off: 0.25 },
+        ];
+        for p in &patterns {
+            for duration in [1.0, 10.0, 101.3] {
+                for seed in 0..5 {
+                    let n = p.times(duration, &mut rng(seed)).len() as f64;
+                    let bound = p.count_bound(duration);
+                    let sd = n.max(1.0).sqrt();
+                    assert!(n <= bound && bound <= n + 12.0 * sd, "{p:?}: {n} > {bound}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_pattern_of_billions_is_counted_without_being_built() {
+        let p = Pattern::Boundary { count: 5_000_000, window: 1.0 };
+        assert_eq!(p.count_bound(100.0), 2.0 * 5e6 * 50.0);
+        assert!(Pattern::Poisson { rate: 1e10 }.count_bound(100.0) > 1e12);
+        assert!(Pattern::Constant { rate: 1e9 }.count_bound(100.0) >= 1e11);
+    }
 }
