@@ -295,7 +295,7 @@ fn run_takes_admission_from_the_file_and_the_flag() {
     let path = file.to_str().unwrap();
     let csv = lbsim_ok(&["run", path, "--format", "csv", "-q", "--policies", "jsq"]);
     let header = csv.lines().next().unwrap();
-    assert!(header.ends_with(",offered,admitted,rejected,max_in_window"), "{header}");
+    assert!(header.ends_with(",offered,admitted,rejected,max_in_window,note"), "{header}");
     // The flag replaces the file's limiter: a token bucket of capacity burst + 1 decides alike.
     let flag = lbsim_ok(&[
         "run",
@@ -309,8 +309,9 @@ fn run_takes_admission_from_the_file_and_the_flag() {
         "token-bucket:rate=8,burst=20",
     ]);
     let counts =
-        |s: &str| s.lines().nth(1).unwrap().rsplitn(5, ',').map(String::from).collect::<Vec<_>>();
-    assert_eq!(counts(&csv)[1..], counts(&flag)[1..]);
+        |s: &str| s.lines().nth(1).unwrap().rsplitn(6, ',').map(String::from).collect::<Vec<_>>();
+    // Fields from the end: note, max_in_window, rejected, admitted, offered, the rest.
+    assert_eq!(counts(&csv)[2..], counts(&flag)[2..]);
     // Without a limiter, overload is refused; a bad limiter is a usage error.
     let out = lbsim(&["run", path, "--set", "arrivals.load=1.5", "--admission", "gcra"]);
     assert_eq!(out.status.code(), Some(2));

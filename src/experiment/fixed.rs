@@ -140,6 +140,7 @@ pub fn summarise(
     }
     let mut report = Report::new("fixed", &params(c, cfg), &rows);
     report.marks = marks;
+    report.note_column = true;
     report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
     report.notes.push(
         "s_i: time-averaged fraction of servers with queue >= i (mean over replications, 95% t \

@@ -133,6 +133,7 @@ pub fn summarise(
     }
     let mut report = Report::new("hetero", &params(c, cfg), &rows);
     report.marks = marks;
+    report.note_column = true;
     report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
     if unstable {
         report

@@ -564,8 +564,8 @@ pub(crate) fn stop_warnings(
 pub(crate) const STEADY_NOTE: &str = "steady: MSER-5 on the replication-averaged sojourn series, \
 warm-up included, finds where the start-up transient ends; a row is not steady when measuring began \
 before that point, the series still trends in its second half, or drift (mean sojourn of the second \
-half of the measured requests / first half) is outside [0.9, 1.1]: raise --warmup (or --warmup auto) \
-and --requests.";
+half of the measured requests / first half) is outside [0.9, 1.1] and its 95% interval, from the \
+spread over replications, excludes 1: raise --warmup (or --warmup auto) and --requests.";
 
 #[cfg(test)]
 mod tests {

@@ -250,6 +250,7 @@ pub fn summarise(
     }
     let mut report = Report::new("run", &super::params(c, cfg), &rows);
     report.marks = marks;
+    report.note_column = true;
     report.warnings = warnings;
     if rows.iter().any(|r| !r.steady) {
         report.notes.push(STEADY_NOTE.into());

@@ -114,6 +114,7 @@ pub fn summarise(
         .collect();
     let mut report = Report::new("stale", &params(c, cfg), &rows);
     report.marks = outcomes.iter().map(|o| steadiness_mark(&o.summary, &cfg.run)).collect();
+    report.note_column = true;
     report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
     if report.marks.iter().any(Option::is_some) {
         report.notes.push(STEADY_NOTE.into());

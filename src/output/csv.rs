@@ -21,8 +21,8 @@ pub(crate) fn cell(v: &Value) -> String {
 impl Exporter for Csv {
     fn serialize(&self, report: &Report) -> Vec<u8> {
         let mut w = ::csv::Writer::from_writer(Vec::new());
-        w.write_record(&report.columns).expect("writing to memory");
-        for row in &report.rows {
+        w.write_record(report.exported_columns()).expect("writing to memory");
+        for row in &report.exported_rows() {
             w.write_record(row.iter().map(cell)).expect("writing to memory");
         }
         w.into_inner().expect("writing to memory")

@@ -10,12 +10,12 @@ pub struct Json;
 
 impl Exporter for Json {
     fn serialize(&self, report: &Report) -> Vec<u8> {
+        let columns = report.exported_columns();
         let rows: Vec<Value> = report
-            .rows
-            .iter()
+            .exported_rows()
+            .into_iter()
             .map(|row| {
-                let obj: Map<String, Value> =
-                    report.columns.iter().cloned().zip(row.iter().cloned()).collect();
+                let obj: Map<String, Value> = columns.iter().cloned().zip(row).collect();
                 Value::Object(obj)
             })
             .collect();

@@ -45,6 +45,10 @@ pub struct Report {
     pub rows: Vec<Vec<Value>>,
     /// A short note per row for the table (`None` for an unremarkable row).
     pub marks: Vec<Option<String>>,
+    /// Queueing rows: CSV and JSON end every row with a `note` column that holds its mark
+    /// (empty when there is nothing to say), so that a program can tell why a row is not steady
+    /// or has no interval. Last, so that parsers that index the columns before it keep working.
+    pub note_column: bool,
     /// Lines printed under the table.
     pub notes: Vec<String>,
     /// Problems the user should hear about whatever the format (printed to stderr by the binary),
@@ -82,12 +86,38 @@ impl Report {
             columns,
             rows,
             marks,
+            note_column: false,
             notes: Vec::new(),
             warnings: Vec::new(),
             run: RunInfo::default(),
             text: None,
             series: None,
         }
+    }
+}
+
+impl Report {
+    /// The columns as CSV and JSON write them: [`Report::columns`], then `note` when
+    /// [`Report::note_column`] is set.
+    pub fn exported_columns(&self) -> Vec<String> {
+        let mut columns = self.columns.clone();
+        if self.note_column {
+            columns.push("note".into());
+        }
+        columns
+    }
+
+    /// The rows as CSV and JSON write them: each row's cells, then its mark (`""` for none)
+    /// when [`Report::note_column`] is set.
+    pub fn exported_rows(&self) -> Vec<Vec<Value>> {
+        let mut rows = self.rows.clone();
+        if self.note_column {
+            for (i, row) in rows.iter_mut().enumerate() {
+                let mark = self.marks.get(i).cloned().flatten().unwrap_or_default();
+                row.push(Value::String(mark));
+            }
+        }
+        rows
     }
 }
 
