@@ -209,7 +209,8 @@ pub struct LimitArgs {
     pub limiter: Option<String>,
     /// Arrivals: poisson:rate=R, constant:rate=R, on-off:rate=R,on=A,off=B,
     /// boundary:count=N,window=W (N just before and N just after every other window boundary),
-    /// trace:file=F (a CSV column `time`) [default: poisson:rate=200]
+    /// trace:file=F (a CSV column `time`, replayed at its own timestamps) [default:
+    /// poisson:rate=200]
     #[arg(long, allow_hyphen_values = true, value_name = "SPEC")]
     pub pattern: Option<String>,
     /// Simulated time per replication (a trace runs to its end) [default: 100]

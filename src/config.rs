@@ -987,7 +987,9 @@ fn resolve_point(
     let mut run = run_config(&spec);
     run.quantiles = quantiles.to_vec();
     let (arrivals, service) = spec.workload(&source.dir).map_err(keyed)?;
-    // A trace ends the run: measure what it holds after the warm-up.
+    // A trace ends the run: measure what it holds after the warm-up, and say so when that is
+    // fewer requests than asked.
+    let mut short_trace = None;
     if let Some(len) = arrivals.trace_len() {
         let len = len as u64;
         if len < run.warmup + 2 {
@@ -1002,7 +1004,14 @@ fn resolve_point(
             }
             .into());
         }
+        let asked = run.requests;
         run.requests = run.requests.min(len - run.warmup);
+        if run.requests < asked {
+            short_trace = Some(format!(
+                "the trace holds {len} arrivals: {} measured after the warm-up of {}, not the {asked} asked",
+                run.requests, run.warmup
+            ));
+        }
     }
     let load = arrivals.load(spec.capacity());
     let heavy_tail = service.infinite_variance();
@@ -1030,7 +1039,7 @@ fn resolve_point(
         crate::experiment::Workload { arrivals: Some(arrivals), service, key, keys: None }
     };
     workload.keys = Some(spec.keys.clone());
-    Ok(Point { keys, spec, policies, run, load, workload, heavy_tail })
+    Ok(Point { keys, spec, policies, run, load, workload, heavy_tail, short_trace })
 }
 
 /// `--series FILE` and `--series-window W`: the file, with every point's window set.

@@ -347,3 +347,55 @@ fn limit_tests_every_claim_and_refuses_options_without_a_limiter() {
     // limiter, pattern, seeds, offered, admitted, rejected, admitted_rate, max_in_window
     assert_eq!(row[7], "198");
 }
+
+/// The CSV column `name` of `lbsim limit`'s one row (counted from the end: the limiter's cell
+/// may be quoted, with commas inside).
+fn limit_cell(csv: &str, name: &str) -> String {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let c = header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name}"));
+    lines.next().unwrap().rsplit(',').nth(header.len() - 1 - c).unwrap().to_string()
+}
+
+#[test]
+fn a_leaky_bucket_passes_at_most_its_rate_in_any_window() {
+    // rate 100 against Poisson 150: the bucket stays busy, and its releases are 1/100 apart, so
+    // no window of one time unit holds more than 100 (releases exactly one period apart never
+    // share a window, which is (t - 1, t]). Float accumulation of the excess gave gaps of
+    // 0.00999999999999 and 101.
+    let csv = lbsim_ok(&[
+        "limit",
+        "--limiter",
+        "leaky-bucket:rate=100,burst=50",
+        "--pattern",
+        "poisson:rate=150",
+        "--format",
+        "csv",
+        "-q",
+    ]);
+    assert_eq!(limit_cell(&csv, "max_in_window"), "100", "{csv}");
+}
+
+#[test]
+fn a_trace_replays_at_its_own_timestamps() {
+    // The fixed window's adversary written as a trace gives what the pattern gives: its window
+    // boundaries fall where the timestamps say (shifting the trace so that it starts one mean
+    // gap after 0 moved them, and the limiter's worst case fell from 198 to 101).
+    let dir = crate::util::Dir::new("limit-trace");
+    let times = Pattern::Boundary { count: 99, window: 1.0 }.times(100.0, &mut rng("none", 0));
+    let text: String = std::iter::once("time".to_string())
+        .chain(times.iter().map(|t| t.to_string()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let file = dir.file("boundary.csv", &text);
+    let run = |pattern: &str| {
+        let args = ["limit", "--limiter", "fixed-window:limit=100", "--pattern", pattern];
+        lbsim_ok(&[&args[..], &["--format", "csv", "-q", "--seeds", "1"]].concat())
+    };
+    let pattern = run("boundary:count=99");
+    let trace = run(&format!("trace:file={file}"));
+    for c in ["offered", "admitted", "rejected", "max_in_window"] {
+        assert_eq!(limit_cell(&pattern, c), limit_cell(&trace, c), "column {c}");
+    }
+    assert_eq!(limit_cell(&trace, "max_in_window"), "198");
+}

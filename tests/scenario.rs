@@ -326,3 +326,30 @@ fn weighted_random_is_a_parameter_of_random() {
     assert_eq!(bad.status.code(), Some(2), "{err}");
     assert!(err.contains("weighted must be true or false"), "{err}");
 }
+
+#[test]
+fn a_trace_shorter_than_asked_says_so() {
+    // 500 timestamps for a warm-up of 100 and 900 measured requests: 400 are measured, with a
+    // warning on stderr and a note on each row of the table.
+    let dir = Dir::new("scenario-short-trace");
+    let times: Vec<String> = (0..500).map(|i| format!("{}", f64::from(i) * 0.1)).collect();
+    dir.file("t.csv", &format!("time\n{}\n", times.join("\n")));
+    let file = dir.file(
+        "s.toml",
+        "policies = [\"random\", \"p2c\"]\n[farm]\ngroups = [{ count = 20, rate = 1.0 }]\n\
+         [arrivals]\nkind = \"trace\"\nfile = \"t.csv\"\n[run]\nwarmup = 100\nrequests = 900\n\
+         seeds = 2\n",
+    );
+    let out = lbsim(&["run", &file, "-q"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{err}");
+    let want = "the trace holds 500 arrivals: 400 measured after the warm-up of 100, not the 900 \
+                asked";
+    assert_eq!(err.lines().filter(|l| l.contains(want)).count(), 1, "{err}");
+    assert!(err.lines().all(|l| l.starts_with("warning: ")), "{err}");
+    assert_eq!(table.lines().filter(|l| l.contains(want)).count(), 2, "{table}");
+    // A trace long enough for what is asked says nothing.
+    let quiet = lbsim(&["run", &file, "-q", "--requests", "400"]);
+    assert!(quiet.status.success() && quiet.stderr.is_empty());
+}

@@ -11,7 +11,13 @@
 //! (`ngx_add_timer`) and then continues through the phases.
 //!
 //! Here time is continuous and `excess` a float in requests (NGINX counts milliseconds and
-//! thousandths of a request; its rounding is left out). Consequences, each pinned by a test:
+//! thousandths of a request; its rounding is left out). Time is kept in units of the interval
+//! `1 / rate`, as [`super::gcra`] does: the state is the instant `drain` (in intervals) at which
+//! the bucket would be empty, `excess(now) = max(0, drain - now + 1)` after adding the request,
+//! and a delayed request leaves at the new `drain = max(now, drain + 1)`. Each request then adds
+//! exactly 1 to the schedule (float arithmetic on `excess` would accumulate rounding over a long
+//! busy period and let releases drift a little closer than `1 / rate`). Consequences, each
+//! pinned by a test:
 //!
 //! - the clamp comes after adding the request, so a bucket of `burst = B` passes `B + 1`
 //!   requests at once (the first at excess 0, then 1, ..., B);
@@ -36,32 +42,36 @@ pub struct LeakyBucket {
     rate: f64,
     burst: f64,
     nodelay: bool,
-    /// `None` until the key's first request.
-    state: Option<(f64, f64)>,
+    /// When the bucket would be empty, in intervals `1 / rate` (NGINX's `last + excess / rate`,
+    /// times the rate); `None` until the key's first request.
+    drain: Option<f64>,
 }
 
 impl LeakyBucket {
     /// `limit_req_zone ... rate=RATE; limit_req burst=BURST [nodelay];`.
     pub fn new(rate: f64, burst: f64, nodelay: bool) -> LeakyBucket {
-        LeakyBucket { rate, burst, nodelay, state: None }
+        LeakyBucket { rate, burst, nodelay, drain: None }
     }
 
     /// A request at `t` (non-decreasing).
     pub fn offer(&mut self, t: f64) -> Verdict {
-        let Some((excess, last)) = self.state else {
+        let now = t * self.rate;
+        let Some(drain) = self.drain else {
             // A new node: excess 0, passes undelayed.
-            self.state = Some((0.0, t));
+            self.drain = Some(now);
             return Verdict::Pass(t);
         };
-        let excess = (excess - self.rate * (t - last) + 1.0).max(0.0);
-        if excess > self.burst {
+        // NGINX's `excess - rate * ms / 1000 + 1000`, clamped at 0, is `max(0, drain + 1 - now)`
+        // requests: the request leaves at `max(now, drain + 1)`.
+        let leave = now.max(drain + 1.0);
+        if leave - now > self.burst {
             return Verdict::Busy;
         }
-        self.state = Some((excess, t));
-        if self.nodelay || excess == 0.0 {
+        self.drain = Some(leave);
+        if self.nodelay || leave == now {
             Verdict::Pass(t)
         } else {
-            Verdict::Pass(t + excess / self.rate)
+            Verdict::Pass(leave / self.rate)
         }
     }
 }
@@ -89,6 +99,23 @@ mod tests {
             assert!((at - want).abs() < 1e-12, "{at} vs {want}");
         }
         assert_eq!(v[4], Verdict::Busy);
+    }
+
+    #[test]
+    fn a_long_busy_period_keeps_releases_one_interval_apart() {
+        // 10^5 simultaneous-ish requests at 3x the rate: the bucket never empties, and every
+        // release is `k / rate` for consecutive integers k, so the gaps are 1/rate up to the
+        // rounding of one division (float excess drifted by many units in the last place).
+        let mut b = LeakyBucket::new(100.0, 1e9, false);
+        let mut last = None;
+        for i in 0..100_000 {
+            let Verdict::Pass(at) = b.offer(i as f64 / 300.0) else { panic!("rejected") };
+            if let Some(prev) = last {
+                let gap: f64 = at - prev;
+                assert!((gap - 0.01).abs() <= 4.0 * f64::EPSILON * at, "{i}: gap {gap}");
+            }
+            last = Some(at);
+        }
     }
 
     #[test]

@@ -438,7 +438,10 @@ impl AdmissionStats {
     }
 }
 
-/// The most events in any window `(t - period, t]`, kept exactly from their times.
+/// The most events in any window `(t - period, t]`, kept exactly from their times. Two times one
+/// period apart up to rounding (a few units in the last place of `t`, as when a leaky bucket's
+/// releases `k / rate` are computed by division) count as one period apart: they never share a
+/// window.
 #[derive(Debug, Clone)]
 pub struct WindowMax {
     period: f64,
@@ -455,7 +458,8 @@ impl WindowMax {
 
     /// An event at `t` (non-decreasing).
     pub fn record(&mut self, t: f64) {
-        while self.times.front().is_some_and(|&s| s <= t - self.period) {
+        let rounding = 8.0 * f64::EPSILON * t.abs().max(self.period);
+        while self.times.front().is_some_and(|&s| s <= t - self.period + rounding) {
             self.times.pop_front();
         }
         self.times.push_back(t);

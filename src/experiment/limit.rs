@@ -59,7 +59,7 @@ pub enum Pattern {
         /// The window.
         window: f64,
     },
-    /// The timestamps of a CSV column `time`.
+    /// The timestamps of a CSV column `time`, replayed as they are (absolute times).
     Trace {
         /// The file.
         file: String,
@@ -132,13 +132,9 @@ impl Pattern {
                     toml::from_str(&format!("kind = \"trace\"\nfile = {file:?}"))
                         .map_err(|e| format!("trace: {}", e.message().trim()))?;
                 let arrivals = spec.build(1.0, Path::new("."))?;
-                let mut process = arrivals.process();
-                let mut rng = StreamKey::new(0, "trace").rng();
-                let (mut t, mut times) = (0.0, Vec::new());
-                while let Some(gap) = process.next_gap(&mut rng) {
-                    t += gap;
-                    times.push(t);
-                }
+                // Replayed at their own timestamps: window limiters count from time 0, so the
+                // time base decides where their boundaries fall.
+                let times = arrivals.trace_times().expect("a trace").to_vec();
                 Pattern::Trace { file, times }
             }
         })

@@ -51,6 +51,8 @@ pub struct Point {
     pub workload: Workload,
     /// The service variance is infinite (pareto with alpha <= 2): the mean wait diverges.
     pub heavy_tail: bool,
+    /// A trace shorter than the warm-up plus the requests asked: what it measures instead.
+    pub short_trace: Option<String>,
 }
 
 /// The note and warning for a point whose service variance is infinite.
@@ -241,8 +243,17 @@ pub fn summarise(
                     format!("infinite service variance: no interval; {m}")
                 }));
             }
+            if let Some(short) = &point.short_trace {
+                mark = Some(mark.map_or_else(|| short.clone(), |m| format!("{short}; {m}")));
+            }
             rows.push(r);
             marks.push(mark);
+        }
+        if let Some(short) = &point.short_trace {
+            let warning = format!("warning: {short}");
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
         }
     }
     if cfg.points.iter().any(|p| p.heavy_tail) {

@@ -278,6 +278,14 @@ impl Arrivals {
         }
     }
 
+    /// A trace's timestamps as recorded (not shifted); `None` for a parametric process.
+    pub fn trace_times(&self) -> Option<&[f64]> {
+        match &self.kind {
+            Kind::Trace(times) => Some(times),
+            _ => None,
+        }
+    }
+
     /// A fresh per-replication generator state (MMPP's current state, the trace's cursor).
     pub fn process(&self) -> ArrivalProcess {
         let state = match &self.kind {

@@ -82,7 +82,11 @@
 //!   `(count - 1)/(last - first)`. The trace is shifted so that its first arrival comes one
 //!   mean gap, `1/rate`, after time 0, as a Poisson stream's first arrival comes one gap
 //!   after 0 on average: time 0 (where board posts and farm events are anchored) stays free
-//!   and the first request does not find the farm at the very instant the run starts.
+//!   and the first request does not find the farm at the very instant the run starts, and a
+//!   trace of wall-clock timestamps does not leave the farm idle for their whole offset. Farm
+//!   events, board posts and series windows are in this shifted time. (`lbsim limit` replays a
+//!   trace at its own timestamps instead, [`Arrivals::trace_times`]: there the window limiters'
+//!   boundaries are what the timestamps are compared with.)
 
 mod arrivals;
 mod csv_column;
