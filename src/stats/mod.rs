@@ -9,10 +9,12 @@ pub mod compare;
 mod rep;
 pub mod series;
 mod student_t;
+mod tally;
 
 pub use rep::{LatencyHistogram, LatencyRecorder, RepStats};
 pub use series::{Series, SeriesRecorder, Truncation};
 pub use student_t::{ci95_half_width, t_quantile_975};
+pub use tally::{STANDARD_QUANTILES, SeriesSum, Tally};
 
 /// Median of `xs` (the mean of the two middle values for an even count). `NaN` when empty.
 pub fn median(xs: &[f64]) -> f64 {
@@ -69,31 +71,25 @@ pub const DRIFT_BAND: std::ops::RangeInclusive<f64> = 0.9..=1.1;
 pub const MIN_ARRIVALS_PER_SERVER: u64 = 50;
 
 impl Steadiness {
-    /// The verdict for replications `reps` whose mean has the 95% half-width `ci95`: MSER-5 on
-    /// their cell-by-cell mean series (the replication-averaged series of Hoad et al.), against the
-    /// warm-up they ran with. Replications the queue guard stopped are left out when any ran to
-    /// the end.
+    /// The verdict for replications whose replication-averaged series (the cell-by-cell mean of
+    /// their series, Hoad et al.) is `avg`, on a farm of `servers`, run with a mean warm-up of
+    /// `warmup` arrivals, whose pooled drift is `drift` and whose mean has the 95% half-width
+    /// `ci95`. The replications read are those that ran to the end, or all of them when the queue
+    /// guard stopped every one ([`Tally`]).
     ///
     /// A truncation point after the warm-up counts only when the transient left in the measured
     /// window matters: when it moves the mean by more than a quarter of its interval (a bias of
     /// `h/4` lowers a 95% interval's coverage to about 92%), or by more than 1% without an
     /// interval. MSER's point is itself an estimate, and a transient that ends a few batches after
     /// measuring starts biases nothing a reader could see.
-    pub fn of(reps: &[RepStats], ci95: Option<f64>) -> Steadiness {
-        let complete: Vec<&RepStats> = reps.iter().filter(|r| r.stops == 0).collect();
-        let used: Vec<&RepStats> =
-            if complete.is_empty() { reps.iter().collect() } else { complete };
-        let avg = Series::average(used.iter().map(|r| &r.series));
-        let servers = used.first().map_or(0, |r| r.picks.len() as u64);
+    pub fn read(avg: &Series, servers: u64, warmup: u64, drift: f64, ci95: Option<f64>) -> Self {
         let arrivals = avg.means.len() as u64 * avg.cell;
         let Some(t) = avg.mser5().filter(|_| arrivals >= MIN_ARRIVALS_PER_SERVER * servers) else {
             return Steadiness::TooShort;
         };
-        let warmup = used.iter().map(|r| r.warmup).sum::<u64>() / used.len().max(1) as u64;
         if !t.trusted {
             return Steadiness::Trend { arrivals: avg.means.len() as u64 * avg.cell };
         }
-        let drift = RepStats::pooled_drift(used.iter().copied());
         if !DRIFT_BAND.contains(&drift) {
             return Steadiness::Drift { drift };
         }
@@ -168,8 +164,11 @@ pub struct Summary {
     pub rep_means: Vec<f64>,
     /// Each replication's p99.
     pub rep_p99s: Vec<f64>,
-    /// The merged replications (for further quantiles).
-    pub merged: RepStats,
+    /// Sojourn quantiles of the merged histograms: `(q, value)` for the [`STANDARD_QUANTILES`] and
+    /// those the run asked for.
+    pub quantiles: Vec<(f64, f64)>,
+    /// What the admission stage counted, over all replications.
+    pub admission: crate::admission::AdmissionStats,
     /// Measured arrivals per replication.
     pub requests: u64,
 }
@@ -177,27 +176,14 @@ pub struct Summary {
 impl Summary {
     /// Summarises replications given in replication order, run with `requests` measured arrivals.
     pub fn from_reps(reps: &[RepStats], requests: u64) -> Summary {
-        let mut merged = RepStats::merged(reps);
-        merged.picks = Vec::new();
-        let rep_means: Vec<f64> = reps.iter().map(RepStats::mean).collect();
-        let rep_p99s: Vec<f64> = reps.iter().map(|r| r.quantile(0.99)).collect();
-        let mean_ci95 = ci95_half_width(&rep_means);
-        Summary {
-            seeds: reps.len() as u64,
-            mean: merged.mean(),
-            p99: merged.quantile(0.99),
-            max_queue: merged.max_queue,
-            mean_ci95,
-            p99_ci95: ci95_half_width(&rep_p99s),
-            drift: merged.drift(),
-            stopped: merged.stopped.clone(),
-            stops: merged.stops,
-            steadiness: Steadiness::of(reps, mean_ci95),
-            rep_means,
-            rep_p99s,
-            merged,
-            requests,
-        }
+        let mut tally = Tally::new(requests, &[]);
+        reps.iter().for_each(|r| tally.add(r));
+        tally.finish()
+    }
+
+    /// The `q`-quantile of the merged sojourns; `NaN` for a `q` the summary was not built to read.
+    pub fn quantile(&self, q: f64) -> f64 {
+        self.quantiles.iter().find(|(x, _)| *x == q).map_or(f64::NAN, |&(_, v)| v)
     }
 
     /// True when the measured window is in steady state.
