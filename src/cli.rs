@@ -90,7 +90,8 @@ where servers sit on the ring and in the Maglev table; modulo does not depend on
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct Global {
-    /// Replications per scenario, 1 to 10000 [default: 5; 3 for `fixed`, 20 for `subset`]
+    /// Replications per scenario, 1 to 10^7, and at most 10^7 over all the command's scenarios
+    /// (all shards together) [default: 5; 3 for `fixed`, 20 for `subset`]
     #[arg(long, global = true, allow_hyphen_values = true, value_name = "N")]
     pub seeds: Option<String>,
     /// Base seed (integer, 0 to 2^64-1): every random stream is derived from it [default: 1]

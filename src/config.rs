@@ -43,8 +43,9 @@ pub mod limits {
     pub const BINS: u64 = 100_000_000;
     /// Warm-up plus measured arrivals per replication (10^12 is about a day at full speed).
     pub const ARRIVALS: u64 = 1_000_000_000_000;
-    /// Replications in one command (each holds a latency histogram until merged).
-    pub const REPLICATIONS: u64 = 10_000;
+    /// Replications in one command, all its shards together (each is folded into its row as it
+    /// finishes; a row keeps 16 bytes per replication for its intervals, so 10^7 keep 160 MB).
+    pub const REPLICATIONS: u64 = 10_000_000;
     /// Largest `--threads` accepted.
     pub const THREADS: u64 = 1024;
     /// Worker threads started per available core at most: a run is CPU-bound, so more only add
@@ -1178,7 +1179,8 @@ fn check_replications(seeds: u64, scenarios: usize) -> Result<(), UsageError> {
         return Err(too_large(
             format!("--seeds {seeds}"),
             format!(
-                "over {scenarios} scenarios is {total} replications; at most {} are accepted",
+                "over {scenarios} scenarios is {total} replications; at most {} are accepted \
+                 (all shards together)",
                 limits::REPLICATIONS
             ),
         ));

@@ -362,3 +362,25 @@ impl Mkdir for PathBuf {
         self
     }
 }
+
+#[test]
+fn a_sweep_of_more_than_ten_thousand_replications_is_sharded() {
+    // 20,000 replications in all (the old cap was 10,000 for the whole sweep, even when every
+    // shard ran two of them); shard 4 of 10,000 runs tasks 4 and 10,004.
+    let dir = scratch("many");
+    let file = dir.join("s.jsonl");
+    let args = ["homo", "--loads", "0.9", "--policies", "p2c", "--seeds", "20000"];
+    let run = ["--requests", "100", "--warmup", "0", "--shard", "4/10000"];
+    let out = [&args[..], &run[..], &["-o", file.to_str().unwrap()]].concat();
+    lbsim_ok(&out);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let tasks: Vec<&str> = text.lines().filter(|l| l.starts_with("{\"task\"")).collect();
+    assert_eq!(tasks.len(), 2);
+    assert!(tasks[1].starts_with("{\"task\":{\"index\":10004,"), "{}", &tasks[1][..40]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    // What stays: 10^7 replications in all, refused with the option named.
+    let over = lbsim(&["homo", "--loads", "0.9,0.95", "--policies", "p2c", "--seeds", "5000001"]);
+    refused(&over, "--seeds 5000001");
+    let text = String::from_utf8_lossy(&over.stderr);
+    assert!(text.contains("at most 10000000"), "{text}");
+}

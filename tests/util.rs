@@ -3,7 +3,7 @@
 use std::process::{Command, Output};
 
 use lbsim::config::{Common, RunConfig};
-use lbsim::experiment::{Scenario, run_scenarios};
+use lbsim::experiment::{Scenario, run_replication};
 use lbsim::output::Format;
 use lbsim::stats::RepStats;
 
@@ -33,9 +33,10 @@ pub fn run_length(warmup: u64, requests: u64) -> RunConfig {
     RunConfig::new(warmup, requests, u32::MAX)
 }
 
-/// Runs one scenario in-process and returns its replications.
+/// Runs one scenario's replications in-process (in parallel) and returns them in order.
 pub fn replicate(sc: Scenario, run: &RunConfig, seeds: u64, seed: u64) -> Vec<RepStats> {
-    run_scenarios(&[sc], run, &common(seeds, seed), &|| {}).remove(0).reps
+    use rayon::prelude::*;
+    (0..seeds).into_par_iter().map(|k| run_replication(&sc, run, seed, k)).collect()
 }
 
 /// Merges replications.

@@ -100,6 +100,7 @@ mod tests {
                 .collect(),
             queue: vec![vec![0.0; 2]; shares.len()],
             latency: vec![vec![0; crate::engine::BUCKETS]; shares.len()],
+            ..Pooled::default()
         }
     }
 

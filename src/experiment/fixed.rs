@@ -15,7 +15,7 @@ use crate::config::{Common, FixedConfig};
 use crate::model::{Farm, Information};
 use crate::output::Report;
 use crate::policy::PolicyKind;
-use crate::stats::{RepStats, ci95_half_width};
+use crate::stats::ci95_half_width;
 use crate::theory::{fixed_point, fixed_point_mean};
 
 /// Levels are listed while the fixed point is at least this.
@@ -97,7 +97,7 @@ pub fn summarise(
         let PolicyKind::PnC(d) = sc.policy else { unreachable!("fixed runs pNc") };
         let lambda = sc.farm.load;
         let s = &o.summary;
-        let fractions: Vec<Vec<f64>> = o.reps.iter().map(RepStats::level_fractions).collect();
+        let fractions = &o.levels;
         let mean_theory = fixed_point_mean(lambda, d);
         let mut first = true;
         for i in 1.. {

@@ -14,6 +14,7 @@ pub mod hash;
 pub mod hetero;
 pub mod homo;
 pub mod limit;
+pub mod ordered;
 pub mod run;
 pub mod stale;
 pub mod subset;
@@ -23,7 +24,6 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Instant;
 
-use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::config::{Common, Config, Experiment, RunConfig};
@@ -31,12 +31,13 @@ use crate::engine::simulate;
 use crate::model::Clients;
 use crate::model::{Farm, Information, SimOptions};
 use crate::output::progress::Reporter;
+use crate::output::series::Pooled;
 use crate::output::table::format_number;
 use crate::output::{Report, RunInfo};
 use crate::policy::{Fleet, Policy, PolicyKind, PolicyParams, Tuning};
 use crate::rng::SimRng;
 use crate::rng::StreamKey;
-use crate::stats::{RepStats, Series, Summary, compare};
+use crate::stats::{RepStats, SeriesSum, Summary, Tally, compare};
 use crate::subset::subset_keyed;
 use crate::with_policy;
 use crate::workload::{Arrivals, ExpDemands, KeySpec, PoissonGaps, Service};
@@ -295,19 +296,71 @@ fn fleet<P: Policy>(
     Fleet::new(n, policies, subsets, c.local, assign)
 }
 
-/// What one scenario's replications gave.
+/// What one scenario's replications gave: their summary and the little each row reads per
+/// replication beyond it. Replications are folded into it one by one ([`Fold`]) and then dropped.
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    /// The replications, in replication order.
-    pub reps: Vec<RepStats>,
     /// Their summary.
     pub summary: Summary,
     /// Events simulated for this scenario in all, pilot runs (`--warmup auto`) and shorter runs
     /// (`--precision`) included.
     pub events: u64,
+    /// Each replication's time-averaged fraction of servers with queue `>= i` (`fixed`), in
+    /// replication order.
+    pub levels: Vec<Vec<f64>>,
+    /// The replications' `--series` windows, pooled per group.
+    pub series: Option<Pooled>,
+}
+
+/// An [`Outcome`] built one replication at a time, in replication order.
+#[derive(Debug, Clone)]
+pub struct Fold {
+    tally: Tally,
+    events: u64,
+    levels: Vec<Vec<f64>>,
+    series: Option<Pooled>,
+    /// The farm's groups (name, servers) and the replications, to pool `--series` windows.
+    groups: Option<(Vec<(String, usize)>, u64)>,
+}
+
+impl Fold {
+    /// An empty fold for replications of `run` (its quantiles are read); `groups` (with the
+    /// number of replications) pools their `--series` windows.
+    pub fn new(run: &RunConfig, groups: Option<(Vec<(String, usize)>, u64)>) -> Fold {
+        let extra: Vec<f64> = run.quantiles.iter().map(|q| q.q).collect();
+        Fold {
+            tally: Tally::new(run.requests, &extra),
+            events: 0,
+            levels: Vec::new(),
+            series: None,
+            groups,
+        }
+    }
+
+    /// Adds the next replication.
+    pub fn add(&mut self, r: &RepStats) {
+        self.tally.add(r);
+        self.events += r.events;
+        self.levels.push(r.level_fractions());
+        if let (Some(w), Some((groups, reps))) = (&r.windows, &self.groups) {
+            self.series.get_or_insert_with(|| Pooled::new(groups, w.width, *reps)).add(w);
+        }
+    }
+
+    /// The outcome, with `earlier` events from runs before these replications.
+    pub fn finish(self, earlier: u64) -> Outcome {
+        Outcome {
+            summary: self.tally.finish(),
+            events: earlier + self.events,
+            levels: self.levels,
+            series: self.series,
+        }
+    }
 }
 
 /// Runs every replication of every scenario in parallel; returns one [`Outcome`] per scenario.
+/// `groups` gives, per scenario, the farm's groups for pooling `--series` windows (`None`: none
+/// kept).
 ///
 /// With `--warmup auto`, the replications of a scenario first run `--requests` arrivals from
 /// empty; MSER-5 on their averaged series (as for the `steady` verdict) gives the warm-up, and
@@ -319,11 +372,12 @@ pub struct Outcome {
 /// streams, so the first arrivals of the longer run are those of the shorter one. Whether a
 /// scenario doubles depends only on its own replications: the output is the same for any number
 /// of threads and whatever other scenarios the command runs.
-pub fn run_scenarios(
+pub fn run_scenarios_with(
     scenarios: &[Scenario],
     run: &RunConfig,
     c: &Common,
     progress: Progress,
+    groups: &dyn Fn(usize) -> Option<Vec<(String, usize)>>,
 ) -> Vec<Outcome> {
     let n = scenarios.len();
     let mut runs: Vec<RunConfig> = vec![run.clone(); n];
@@ -336,57 +390,72 @@ pub fn run_scenarios(
             for r in &mut runs {
                 r.warmup = 0;
             }
-            let pilot = replicate(scenarios, &runs, &pending, c, progress);
-            for (&s, reps) in pending.iter().zip(pilot) {
-                events[s] += reps.iter().map(|r| r.events).sum::<u64>();
-                let avg = Series::average(reps.iter().filter(|r| r.stops == 0).map(|r| &r.series));
-                runs[s].warmup = avg.mser5().map_or(0, |t| t.arrivals);
+            let mut pilot: Vec<(u64, SeriesSum)> = vec![Default::default(); pending.len()];
+            replicate(scenarios, &runs, &pending, c, progress, |j, r| {
+                pilot[j].0 += r.events;
+                if r.stops == 0 {
+                    pilot[j].1.add(&r.series);
+                }
+            });
+            for (&s, (e, sum)) in pending.iter().zip(pilot) {
+                events[s] += e;
+                runs[s].warmup = sum.average().mser5().map_or(0, |t| t.arrivals);
             }
         }
-        let results = replicate(scenarios, &runs, &pending, c, progress);
+        let mut folds: Vec<Fold> =
+            pending.iter().map(|&s| Fold::new(&runs[s], groups(s).map(|g| (g, c.seeds)))).collect();
+        replicate(scenarios, &runs, &pending, c, progress, |j, r| folds[j].add(&r));
         let mut next = Vec::new();
-        for (&s, reps) in pending.iter().zip(results) {
-            events[s] += reps.iter().map(|r| r.events).sum::<u64>();
-            let summary = Summary::from_reps(&reps, runs[s].requests);
+        for (&s, fold) in pending.iter().zip(folds) {
+            let outcome = fold.finish(events[s]);
+            events[s] = outcome.events;
             if let (Some(r), Some(max)) = (run.precision, run.max_requests)
-                && !meets(&summary, r)
+                && !meets(&outcome.summary, r)
                 && runs[s].requests < max
             {
                 runs[s].requests = runs[s].requests.saturating_mul(2).min(max);
                 next.push(s);
                 progress.more(passes * c.seeds);
             }
-            outcomes[s] = Some(Outcome { reps, summary, events: events[s] });
+            outcomes[s] = Some(outcome);
         }
         pending = next;
     }
     outcomes.into_iter().map(|o| o.expect("every scenario ran")).collect()
 }
 
-/// Runs the replications of the scenarios `which` (scenario `s` with `runs[s]`) in parallel;
-/// returns them grouped by scenario, in replication order.
+/// [`run_scenarios_with`] without `--series` windows.
+pub fn run_scenarios(
+    scenarios: &[Scenario],
+    run: &RunConfig,
+    c: &Common,
+    progress: Progress,
+) -> Vec<Outcome> {
+    run_scenarios_with(scenarios, run, c, progress, &|_| None)
+}
+
+/// Runs the replications of the scenarios `which` (scenario `which[j]` with `runs[which[j]]`) in
+/// parallel and gives each to `fold(j, replication)`, scenario by scenario in replication order;
+/// only a bounded number of replications is held at once ([`ordered`]).
 fn replicate(
     scenarios: &[Scenario],
     runs: &[RunConfig],
     which: &[usize],
     c: &Common,
     progress: Progress,
-) -> Vec<Vec<RepStats>> {
-    let tasks: Vec<(usize, u64)> =
-        which.iter().flat_map(|&s| (0..c.seeds).map(move |k| (s, k))).collect();
-    // One replication per rayon job: a worker that runs out of work can then steal any pending
-    // replication, instead of waiting while another worker runs a whole chunk of them in turn.
-    let results: Vec<RepStats> = tasks
-        .par_iter()
-        .with_max_len(1)
-        .map(|&(s, k)| {
-            let r = run_replication(&scenarios[s], &runs[s], c.seed, k);
+    mut fold: impl FnMut(usize, RepStats) + Send,
+) {
+    let seeds = c.seeds as usize;
+    ordered::for_each_in_order(
+        which.len() * seeds,
+        |t| {
+            let s = which[t / seeds];
+            let r = run_replication(&scenarios[s], &runs[s], c.seed, (t % seeds) as u64);
             progress.done();
             r
-        })
-        .collect();
-    let mut results = results.into_iter();
-    which.iter().map(|_| results.by_ref().take(c.seeds as usize).collect()).collect()
+        },
+        |t, r| fold(t / seeds, r),
+    );
 }
 
 /// True when `s` meets `--precision r`: steady, no replication stopped, and `mean_ci95 <= r * mean`.
@@ -460,7 +529,7 @@ impl Reading {
         let quantiles = run
             .quantiles
             .iter()
-            .map(|q| (q.column.clone(), serde_json::Value::from(s.merged.quantile(q.q))))
+            .map(|q| (q.column.clone(), serde_json::Value::from(s.quantile(q.q))))
             .collect();
         Reading {
             steady: s.steady(),

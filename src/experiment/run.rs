@@ -11,8 +11,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{
-    Outcome, Progress, STEADY_NOTE, Scenario, VsBaseline, Workload, run_scenarios, steadiness_mark,
-    stop_warnings,
+    Outcome, Progress, STEADY_NOTE, Scenario, VsBaseline, Workload, run_scenarios_with,
+    steadiness_mark, stop_warnings,
 };
 use crate::config::{Common, RunConfig};
 use crate::model::{Farm, Information};
@@ -207,7 +207,11 @@ pub fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Vec<RunRow>, R
     let outcomes: Vec<Vec<Outcome>> = cfg
         .points
         .iter()
-        .map(|point| run_scenarios(&point.scenarios(), &point.run, c, progress))
+        .map(|point| {
+            let groups = groups(point);
+            let series = |_| point.run.series.map(|_| groups.clone());
+            run_scenarios_with(&point.scenarios(), &point.run, c, progress, &series)
+        })
         .collect();
     let events = outcomes.iter().map(|o| super::total_events(o)).sum();
     let (rows, report) = summarise(cfg, c, &outcomes);
@@ -294,10 +298,10 @@ fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
         policy: p.label.clone(),
         seeds: s.seeds,
         mean: s.mean,
-        p50: s.merged.quantile(0.5),
-        p90: s.merged.quantile(0.9),
+        p50: s.quantile(0.5),
+        p90: s.quantile(0.9),
         p99: s.p99,
-        p99_9: s.merged.quantile(0.999),
+        p99_9: s.quantile(0.999),
         max_queue: s.max_queue,
         mean_ci95: s.mean_ci95,
         p99_ci95: s.p99_ci95,
@@ -306,8 +310,7 @@ fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
         drift: s.drift,
         load: point.load,
         admission: point.spec.admission.as_ref().map(|_| {
-            let mut a = crate::admission::AdmissionStats::default();
-            o.reps.iter().for_each(|r| a.merge(&r.admission));
+            let a = s.admission;
             AdmissionColumns {
                 offered: a.offered,
                 admitted: a.admitted,
@@ -319,16 +322,16 @@ fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
             .run
             .quantiles
             .iter()
-            .map(|q| (q.column.clone(), Value::from(s.merged.quantile(q.q))))
+            .map(|q| (q.column.clone(), Value::from(s.quantile(q.q))))
             .collect(),
         baseline: None,
         requests: point.run.precision.map(|_| s.requests),
-        series: Pooled::of(&o.reps, &groups(point)),
+        series: o.series.clone(),
     }
 }
 
 /// The farm's groups at `point`: name and number of servers, in farm order.
-fn groups(point: &Point) -> Vec<(String, usize)> {
+pub(crate) fn groups(point: &Point) -> Vec<(String, usize)> {
     point.spec.farm.groups.iter().map(|g| (g.name.clone(), g.count as usize)).collect()
 }
 

@@ -34,45 +34,54 @@ pub struct Pooled {
     pub queue: Vec<Vec<f64>>,
     /// `latency[w]`: sojourn bucket counts of window `w`'s arrivals, over all replications.
     pub latency: Vec<Vec<u64>>,
+    /// Each server's group.
+    pub(crate) group_of: Vec<usize>,
+    /// Per group: `1 / (servers * width * reps)`, the scale of a queue integral.
+    pub(crate) scale: Vec<f64>,
 }
 
 impl Pooled {
     /// Pools `reps`' windows; `groups` are the farm's groups (name, servers) in order.
     pub fn of(reps: &[RepStats], groups: &[(String, usize)]) -> Option<Pooled> {
         let all: Vec<&Windows> = reps.iter().filter_map(|r| r.windows.as_ref()).collect();
-        let first = all.first()?;
-        let windows = all.iter().map(|w| w.picks.len()).max().unwrap_or(0);
-        let g = groups.len();
-        let mut out = Pooled {
-            width: first.width,
+        let mut out = Pooled::new(groups, all.first()?.width, all.len() as u64);
+        all.iter().for_each(|w| out.add(w));
+        Some(out)
+    }
+
+    /// Nothing pooled yet, for `reps` replications (each of them must be [`Pooled::add`]ed: the
+    /// queue lengths are averaged over them as they come) with windows `width` wide.
+    pub fn new(groups: &[(String, usize)], width: f64, reps: u64) -> Pooled {
+        Pooled {
+            width,
             groups: groups.iter().map(|(n, _)| n.clone()).collect(),
-            reps: all.len() as u64,
-            picks: vec![vec![0; g]; windows],
-            queue: vec![vec![0.0; g]; windows],
-            latency: vec![vec![0; BUCKETS]; windows],
-        };
-        let mut group_of = Vec::new();
-        for (i, (_, count)) in groups.iter().enumerate() {
-            group_of.extend(std::iter::repeat_n(i, *count));
+            group_of: groups.iter().enumerate().flat_map(|(i, (_, c))| vec![i; *c]).collect(),
+            scale: groups.iter().map(|(_, c)| 1.0 / (*c as f64 * width * reps as f64)).collect(),
+            reps,
+            ..Pooled::default()
         }
-        let scale: Vec<f64> = groups
-            .iter()
-            .map(|(_, c)| 1.0 / (*c as f64 * first.width * all.len() as f64))
-            .collect();
-        for w in &all {
-            for (k, picks) in w.picks.iter().enumerate() {
-                for (s, &p) in picks.iter().enumerate() {
-                    out.picks[k][group_of[s]] += p;
-                }
-                for (s, &q) in w.queue[k].iter().enumerate() {
-                    out.queue[k][group_of[s]] += q * scale[group_of[s]];
-                }
-                for (b, &c) in w.latency[k].iter().enumerate() {
-                    out.latency[k][b] += c;
-                }
+    }
+
+    /// Adds one replication's windows (replications in replication order).
+    pub fn add(&mut self, w: &Windows) {
+        let (g, windows) = (self.groups.len(), w.picks.len());
+        if self.picks.len() < windows {
+            self.picks.resize(windows, vec![0; g]);
+            self.queue.resize(windows, vec![0.0; g]);
+            self.latency.resize(windows, vec![0; BUCKETS]);
+        }
+        let (group_of, scale) = (&self.group_of, &self.scale);
+        for (k, picks) in w.picks.iter().enumerate() {
+            for (s, &p) in picks.iter().enumerate() {
+                self.picks[k][group_of[s]] += p;
+            }
+            for (s, &q) in w.queue[k].iter().enumerate() {
+                self.queue[k][group_of[s]] += q * scale[group_of[s]];
+            }
+            for (b, &c) in w.latency[k].iter().enumerate() {
+                self.latency[k][b] += c;
             }
         }
-        Some(out)
     }
 
     /// Measured requests dispatched in window `w`.

@@ -469,9 +469,13 @@ impl Source {
                 })
                 .collect();
         }
+        // Each point's spec leaves the grid out: a sweep of n points would otherwise hold the
+        // grid n times (n^2 values: gigabytes at 5000 points).
+        let mut gridless = self.table.clone();
+        gridless.remove("sweep");
         grid.into_iter()
             .map(|point| {
-                let mut table = self.table.clone();
+                let mut table = gridless.clone();
                 for (key, value) in &point {
                     set_path(&mut table, key, value.clone()).map_err(|message| {
                         ScenarioError::Key {
@@ -900,5 +904,18 @@ mod tests {
         let e = e.to_string();
         assert!(e.starts_with("f.toml:4: arrivals.load"), "{e}");
         assert_eq!(source.line_of_key("arrivals"), Some(3));
+    }
+
+    #[test]
+    fn a_sweep_point_holds_its_own_values_and_not_the_grid() {
+        // Every point used to carry the whole grid in its spec: n points held n^2 values.
+        let text = "[sweep]\n\"arrivals.load\" = [0.5, 0.6, 0.7]\n\"farm.slots\" = [1, 2]\n";
+        let points = Source::parse("f.toml", text).unwrap().points().unwrap();
+        assert_eq!(points.len(), 6);
+        for (values, spec) in &points {
+            assert_eq!(values.len(), 2);
+            assert!(spec.sweep.is_empty(), "{:?}", spec.sweep);
+        }
+        assert_eq!(points[3].1.farm.slots, 2);
     }
 }

@@ -24,16 +24,14 @@ pub mod records;
 
 use std::time::Instant;
 
-use rayon::prelude::*;
-
 use crate::cli::{Cli, Command};
 use crate::config::{Common, Config, Experiment, RunConfig, Variant};
 use crate::error::UsageError;
 use crate::experiment::{
-    self, Outcome, Progress, Results, Rows, Scenario, bins, fixed, hetero, homo, run, stale,
+    self, Fold, Outcome, Progress, Results, Rows, Scenario, bins, fixed, hetero, homo, run, stale,
 };
 use crate::output::{Format, Report, RunInfo};
-use crate::stats::{RepStats, Summary};
+use crate::stats::RepStats;
 
 pub use merge::Merged;
 
@@ -299,16 +297,23 @@ fn run_task(scenarios: &[Scenario], runs: &[RunConfig], c: &Common, i: u64) -> R
     experiment::run_replication(&scenarios[s], &runs[s], c.seed, i % c.seeds)
 }
 
-/// Runs `f` over the tasks of `shard` in parallel on `--threads` workers; returns the results in
-/// task order.
+/// Runs `f` over the tasks of `shard` in parallel on `--threads` workers and gives each result
+/// to `consume` in task order, holding only a bounded number of results at once.
 fn run_shard<R: Send>(
     c: &Common,
     tasks: u64,
     shard: Shard,
     f: impl Fn(u64) -> R + Sync + Send,
-) -> Vec<(u64, R)> {
+    mut consume: impl FnMut(u64, R) + Send,
+) {
     let indices: Vec<u64> = shard.tasks(tasks).collect();
-    let work = || indices.par_iter().with_max_len(1).map(|&i| (i, f(i))).collect();
+    let mut work = || {
+        experiment::ordered::for_each_in_order(
+            indices.len(),
+            |j| f(indices[j]),
+            |j, r| consume(indices[j], r),
+        );
+    };
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(n) = c.threads {
         builder = builder.num_threads(n);
@@ -321,10 +326,14 @@ fn run_shard<R: Send>(
 
 /// The outcome of one scenario from its replications, in replication order, as
 /// [`experiment::run_scenarios`] makes it for a fixed run length.
-fn outcome(reps: Vec<RepStats>, run: &RunConfig) -> Outcome {
-    let summary = Summary::from_reps(&reps, run.requests);
-    let events = reps.iter().map(|r| r.events).sum();
-    Outcome { reps, summary, events }
+fn outcome<'a>(
+    reps: impl Iterator<Item = &'a RepStats>,
+    run: &RunConfig,
+    groups: Option<(Vec<(String, usize)>, u64)>,
+) -> Outcome {
+    let mut fold = Fold::new(run, groups);
+    reps.for_each(|r| fold.add(r));
+    fold.finish(0)
 }
 
 /// The command's rows and report from every task's result, in task order.
@@ -337,10 +346,15 @@ fn summarise(cfg: &Config, plan: &Plan, merged: &Merged) -> Results {
             with_events(Rows::Bins(rows), report, events)
         }
         (Plan::Queueing { scenarios, runs }, Merged::Reps(reps)) => {
-            let mut reps = reps.iter().cloned();
+            let groups = series_groups(cfg);
+            let mut reps = reps.iter();
             let outcomes: Vec<Outcome> = runs
                 .iter()
-                .map(|run| outcome(reps.by_ref().take(c.seeds as usize).collect(), run))
+                .enumerate()
+                .map(|(s, run)| {
+                    let g = groups.get(s).cloned().flatten().map(|g| (g, c.seeds));
+                    outcome(reps.by_ref().take(c.seeds as usize), run, g)
+                })
                 .collect();
             let events = experiment::total_events(&outcomes);
             let (rows, report) = match &cfg.experiment {
@@ -376,6 +390,18 @@ fn summarise(cfg: &Config, plan: &Plan, merged: &Merged) -> Results {
         }
         _ => unreachable!("records are read as the plan's kind"),
     }
+}
+
+/// Per scenario of a `run` plan with `--series`, the farm's groups its windows are pooled by.
+fn series_groups(cfg: &Config) -> Vec<Option<Vec<(String, usize)>>> {
+    let Experiment::Run(r) = &cfg.experiment else { return Vec::new() };
+    r.points
+        .iter()
+        .flat_map(|p| {
+            let groups = p.run.series.map(|_| run::groups(p));
+            std::iter::repeat_n(groups, p.policies.len())
+        })
+        .collect()
 }
 
 fn with_events(rows: Rows, mut report: Report, events: u64) -> Results {

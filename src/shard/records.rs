@@ -94,50 +94,54 @@ pub(super) fn write(
         shard: shard.index,
     };
     let mut out = line::<()>(&Line::Manifest(manifest));
-    let (lines, events) = match plan {
-        Plan::Queueing { scenarios, runs } => {
-            let results = run_shard(c, tasks, shard, |i| {
+    let (mut count, mut events) = (0u64, 0u64);
+    match plan {
+        Plan::Queueing { scenarios, runs } => run_shard(
+            c,
+            tasks,
+            shard,
+            |i| {
                 let r = run_task(scenarios, runs, c, i);
                 progress.done();
                 r
-            });
-            let events = results.iter().map(|(_, r)| r.events).sum();
-            (task_lines(results, c.seeds), events)
-        }
-        Plan::Bins(cases) => {
-            let results = run_shard(c, tasks, shard, |i| {
+            },
+            |i, r| {
+                events += r.events;
+                count += 1;
+                out.push_str(&task_line(i, r, c.seeds));
+            },
+        ),
+        Plan::Bins(cases) => run_shard(
+            c,
+            tasks,
+            shard,
+            |i| {
                 let m = bins::task(cases[(i / c.seeds) as usize], c.seed, i % c.seeds);
                 progress.done();
                 m
-            });
-            let events = results.iter().map(|&(i, _)| cases[(i / c.seeds) as usize].0).sum();
-            (task_lines(results, c.seeds), events)
-        }
-    };
-    let count = lines.len() as u64;
-    for l in lines {
-        out.push_str(&l);
+            },
+            |i, m| {
+                events += cases[(i / c.seeds) as usize].0;
+                count += 1;
+                out.push_str(&task_line(i, m, c.seeds));
+            },
+        ),
     }
     out.push_str(&line::<()>(&Line::End(End { tasks: count })));
     (out, events)
 }
 
-/// The task lines of `results`, each checked to read back as written.
-fn task_lines<R: Serialize + DeserializeOwned>(results: Vec<(u64, R)>, seeds: u64) -> Vec<String> {
-    results
-        .into_iter()
-        .map(|(index, result)| {
-            let task = Task { index, scenario: index / seeds, replication: index % seeds, result };
-            let text = line(&Line::Task(task));
-            let back: Result<Line<R>, _> = serde_json::from_str(&text);
-            let again = back.map(|l| line(&l));
-            assert!(
-                again.as_ref().is_ok_and(|a| *a == text),
-                "task {index}'s result does not survive JSON exactly: {again:?}"
-            );
-            text
-        })
-        .collect()
+/// The task line of task `index`'s `result`, checked to read back as written.
+fn task_line<R: Serialize + DeserializeOwned>(index: u64, result: R, seeds: u64) -> String {
+    let task = Task { index, scenario: index / seeds, replication: index % seeds, result };
+    let text = line(&Line::Task(task));
+    let back: Result<Line<R>, _> = serde_json::from_str(&text);
+    let again = back.map(|l| line(&l));
+    assert!(
+        again.as_ref().is_ok_and(|a| *a == text),
+        "task {index}'s result does not survive JSON exactly: {again:?}"
+    );
+    text
 }
 
 /// `l` as one line of JSON, newline included.
@@ -205,6 +209,6 @@ mod tests {
     #[should_panic(expected = "does not survive JSON")]
     fn a_nan_stops_the_shard() {
         let rep = RepStats { sum: f64::NAN, ..RepStats::default() };
-        task_lines(vec![(0, rep)], 1);
+        task_line(0, rep, 1);
     }
 }

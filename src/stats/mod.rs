@@ -9,10 +9,12 @@ pub mod compare;
 mod rep;
 pub mod series;
 mod student_t;
+mod tally;
 
 pub use rep::{LatencyHistogram, LatencyRecorder, RepStats};
 pub use series::{Series, SeriesRecorder, Truncation};
 pub use student_t::{ci95_half_width, t_quantile_975};
+pub use tally::{STANDARD_QUANTILES, SeriesSum, Tally};
 
 /// Median of `xs` (the mean of the two middle values for an even count). `NaN` when empty.
 pub fn median(xs: &[f64]) -> f64 {
@@ -89,22 +91,39 @@ const DRIFT_BATCHES: usize = 5;
 /// A real trend (a start-up from empty, a queue that grows) moves every replication the same way,
 /// so its interval is narrow and it stays flagged; a row inside the band is never flagged for
 /// its drift.
-pub fn drift_is_significant(reps: &[&RepStats], drift: f64) -> bool {
-    match drift_log_ci95(reps) {
+pub fn drift_is_significant(noise: &DriftNoise, drift: f64) -> bool {
+    match noise.log_ci95() {
         Some(h) if h.is_finite() => drift.ln().abs() > h,
         _ => true,
     }
 }
 
-/// The 95% half-width of `ln(drift)` of `reps` pooled (see [`drift_is_significant`]).
-fn drift_log_ci95(reps: &[&RepStats]) -> Option<f64> {
-    if reps.len() >= 2 {
-        let logs: Vec<f64> = reps.iter().map(|r| r.drift().ln()).collect();
-        return ci95_half_width(&logs);
+/// What the noise of a pooled drift is read from ([`drift_is_significant`]): the log drift of
+/// each replication read, and, for a single replication, its own series and warm-up.
+#[derive(Debug, Clone, Copy)]
+pub struct DriftNoise<'a> {
+    /// `ln(drift)` of each replication, in replication order.
+    pub log_drifts: &'a [f64],
+    /// The series of the replications read (the replication's own when there is one).
+    pub series: &'a Series,
+    /// Their warm-up, in arrivals.
+    pub warmup: u64,
+}
+
+impl DriftNoise<'_> {
+    /// The 95% half-width of the pooled `ln(drift)` (see [`drift_is_significant`]).
+    fn log_ci95(&self) -> Option<f64> {
+        if self.log_drifts.len() >= 2 {
+            return ci95_half_width(self.log_drifts);
+        }
+        (self.log_drifts.len() == 1).then_some(())?;
+        batch_log_ci95(self.series, self.warmup)
     }
-    let r = reps.first()?;
-    let s = &r.series;
-    let first = r.warmup.div_ceil(s.cell.max(1)) as usize;
+}
+
+/// The 95% half-width of `ln(drift)` of one replication's series, by batch means of its halves.
+fn batch_log_ci95(s: &Series, warmup: u64) -> Option<f64> {
+    let first = warmup.div_ceil(s.cell.max(1)) as usize;
     let cells = s.means.get(first..)?;
     let per_batch = cells.len() / (2 * DRIFT_BATCHES);
     if per_batch == 0 {
@@ -129,32 +148,33 @@ fn drift_log_ci95(reps: &[&RepStats]) -> Option<f64> {
 pub const MIN_ARRIVALS_PER_SERVER: u64 = 50;
 
 impl Steadiness {
-    /// The verdict for replications `reps` whose mean has the 95% half-width `ci95`: MSER-5 on
-    /// their cell-by-cell mean series (the replication-averaged series of Hoad et al.), against the
-    /// warm-up they ran with. Replications the queue guard stopped are left out when any ran to
-    /// the end.
+    /// The verdict for replications whose replication-averaged series (the cell-by-cell mean of
+    /// their series, Hoad et al.) is `avg`, on a farm of `servers`, run with a mean warm-up of
+    /// `warmup` arrivals, whose pooled drift is `drift` (its noise read from `noise`) and whose mean
+    /// has the 95% half-width `ci95`. The replications read are those that ran to the end, or all of them when the queue
+    /// guard stopped every one ([`Tally`]).
     ///
     /// A truncation point after the warm-up counts only when the transient left in the measured
     /// window matters: when it moves the mean by more than a quarter of its interval (a bias of
     /// `h/4` lowers a 95% interval's coverage to about 92%), or by more than 1% without an
     /// interval. MSER's point is itself an estimate, and a transient that ends a few batches after
     /// measuring starts biases nothing a reader could see.
-    pub fn of(reps: &[RepStats], ci95: Option<f64>) -> Steadiness {
-        let complete: Vec<&RepStats> = reps.iter().filter(|r| r.stops == 0).collect();
-        let used: Vec<&RepStats> =
-            if complete.is_empty() { reps.iter().collect() } else { complete };
-        let avg = Series::average(used.iter().map(|r| &r.series));
-        let servers = used.first().map_or(0, |r| r.picks.len() as u64);
+    pub fn read(
+        avg: &Series,
+        servers: u64,
+        warmup: u64,
+        drift: f64,
+        noise: &DriftNoise,
+        ci95: Option<f64>,
+    ) -> Self {
         let arrivals = avg.means.len() as u64 * avg.cell;
         let Some(t) = avg.mser5().filter(|_| arrivals >= MIN_ARRIVALS_PER_SERVER * servers) else {
             return Steadiness::TooShort;
         };
-        let warmup = used.iter().map(|r| r.warmup).sum::<u64>() / used.len().max(1) as u64;
         if !t.trusted {
             return Steadiness::Trend { arrivals: avg.means.len() as u64 * avg.cell };
         }
-        let drift = RepStats::pooled_drift(used.iter().copied());
-        if !DRIFT_BAND.contains(&drift) && drift_is_significant(&used, drift) {
+        if !DRIFT_BAND.contains(&drift) && drift_is_significant(noise, drift) {
             return Steadiness::Drift { drift };
         }
         if t.arrivals > warmup {
@@ -228,8 +248,11 @@ pub struct Summary {
     pub rep_means: Vec<f64>,
     /// Each replication's p99.
     pub rep_p99s: Vec<f64>,
-    /// The merged replications (for further quantiles).
-    pub merged: RepStats,
+    /// Sojourn quantiles of the merged histograms: `(q, value)` for the [`STANDARD_QUANTILES`] and
+    /// those the run asked for.
+    pub quantiles: Vec<(f64, f64)>,
+    /// What the admission stage counted, over all replications.
+    pub admission: crate::admission::AdmissionStats,
     /// Measured arrivals per replication.
     pub requests: u64,
 }
@@ -237,27 +260,14 @@ pub struct Summary {
 impl Summary {
     /// Summarises replications given in replication order, run with `requests` measured arrivals.
     pub fn from_reps(reps: &[RepStats], requests: u64) -> Summary {
-        let mut merged = RepStats::merged(reps);
-        merged.picks = Vec::new();
-        let rep_means: Vec<f64> = reps.iter().map(RepStats::mean).collect();
-        let rep_p99s: Vec<f64> = reps.iter().map(|r| r.quantile(0.99)).collect();
-        let mean_ci95 = ci95_half_width(&rep_means);
-        Summary {
-            seeds: reps.len() as u64,
-            mean: merged.mean(),
-            p99: merged.quantile(0.99),
-            max_queue: merged.max_queue,
-            mean_ci95,
-            p99_ci95: ci95_half_width(&rep_p99s),
-            drift: merged.drift(),
-            stopped: merged.stopped.clone(),
-            stops: merged.stops,
-            steadiness: Steadiness::of(reps, mean_ci95),
-            rep_means,
-            rep_p99s,
-            merged,
-            requests,
-        }
+        let mut tally = Tally::new(requests, &[]);
+        reps.iter().for_each(|r| tally.add(r));
+        tally.finish()
+    }
+
+    /// The `q`-quantile of the merged sojourns; `NaN` for a `q` the summary was not built to read.
+    pub fn quantile(&self, q: f64) -> f64 {
+        self.quantiles.iter().find(|(x, _)| *x == q).map_or(f64::NAN, |&(_, v)| v)
     }
 
     /// True when the measured window is in steady state.
