@@ -1171,10 +1171,11 @@ fn run_takes_the_run_options_of_the_other_commands() {
     for key in ["requests = 20000", "warmup = \"auto\"", "queue_guard = 50"] {
         assert!(printed.contains(key), "{key} in {printed}");
     }
-    // --quantiles adds the percentiles that are not columns already, after the last column.
+    // --quantiles adds the percentiles that are not columns already, after the last column but the
+    // note.
     let q = ok(&["--requests", "2e4", "--warmup", "2e3", "--quantiles", "50,75,99.99"]);
     let header = q.lines().next().unwrap();
-    assert!(header.ends_with(",load,p75,p99.99"), "{header}");
+    assert!(header.ends_with(",load,p75,p99.99,note"), "{header}");
     assert_eq!(header.matches("p50").count(), 1, "{header}");
     for (p75, p90) in csv_column(&q, "p75").iter().zip(csv_column(&q, "p90")) {
         let (p75, p90): (f64, f64) = (p75.parse().unwrap(), p90.parse().unwrap());
@@ -1186,7 +1187,7 @@ fn run_takes_the_run_options_of_the_other_commands() {
         b.lines()
             .next()
             .unwrap()
-            .ends_with(",load,mean_vs_base,mean_vs_base_ci95,p99_vs_base,p99_vs_base_ci95")
+            .ends_with(",load,mean_vs_base,mean_vs_base_ci95,p99_vs_base,p99_vs_base_ci95,note")
     );
     assert_eq!(csv_column(&b, "mean_vs_base")[1].parse::<f64>().unwrap(), 0.0);
     let vs: f64 = csv_column(&b, "mean_vs_base")[2].parse().unwrap();
