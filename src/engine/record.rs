@@ -145,6 +145,7 @@ impl Recorder {
     /// The last arrival was at `t`: closes the measured window.
     pub(super) fn arrivals_end(&mut self, t: f64) {
         self.stats.server_time = self.servers as f64 * (t - self.t_first);
+        self.stats.window = self.t_first.is_finite().then_some((self.t_first, t));
         if let Some(l) = &mut self.levels {
             l.close(t);
         }

@@ -18,6 +18,7 @@ use crate::config::{Common, RunConfig};
 use crate::model::{Farm, Information};
 use crate::output::Report;
 use crate::output::series::{self, Pooled};
+use crate::output::table::format_number;
 use crate::policy::{PolicyKind, Tuning};
 use crate::scenario::{Spec, Warmup};
 
@@ -159,7 +160,8 @@ pub struct RunRow {
     pub mean_ci95: Option<f64>,
     /// 95% half-width of the per-replication p99s.
     pub p99_ci95: Option<f64>,
-    /// False when the measured window still holds the start-up transient or a trend (MSER-5).
+    /// False when the measured window still holds the start-up transient or a trend (MSER-5),
+    /// or when an `[[events]]` change falls inside it.
     pub steady: bool,
     /// Replications the queue guard stopped.
     pub stopped: u64,
@@ -238,6 +240,14 @@ pub fn summarise(
             let mut r = row(point, p, o);
             r.baseline = base.map(|b| VsBaseline::of(&o.summary, b));
             let mut mark = steadiness_mark(&o.summary, &point.run);
+            if let Some(at) = change_inside_window(point, o) {
+                r.steady = false;
+                let change = format!(
+                    "not stationary: the farm changes at t = {} inside the measured window",
+                    format_number(at)
+                );
+                mark = Some(mark.map_or(change.clone(), |m| format!("{change}; {m}")));
+            }
             if point.heavy_tail {
                 r.mean_ci95 = None;
                 if let Some(b) = &mut r.baseline {
@@ -288,6 +298,19 @@ pub fn summarise(
         report.series = Some(series::csv(&head, &lines));
     }
     (rows, report)
+}
+
+/// The time of the first `[[events]]` change that falls inside the measured window of one of
+/// `o`'s replications, if any.
+///
+/// A farm that changes while it is measured is not stationary: the row averages over the
+/// change, whatever the series looks like (a mild change, or one the policy absorbs, leaves it
+/// flat and MSER-5 content). A change during the warm-up only, or after the last measured
+/// arrival, leaves the measured window to one farm.
+fn change_inside_window(point: &Point, o: &Outcome) -> Option<f64> {
+    point.spec.events.iter().map(|e| e.at).find(|&at| {
+        o.reps.iter().any(|r| r.window.is_some_and(|(first, last)| first < at && at < last))
+    })
 }
 
 /// The row of policy `p` at `point`.

@@ -244,6 +244,10 @@ pub struct RepStats {
     pub level_area: Vec<f64>,
     /// Server-time of the measurement window: servers × (last − first measured arrival).
     pub server_time: f64,
+    /// The measurement window: the times of the first and the last measured arrival (`None`
+    /// when it never opened). Not merged: each replication keeps its own.
+    #[serde(default)]
+    pub window: Option<(f64, f64)>,
     /// Set when the replication was stopped before the end, with the reason.
     pub stopped: Option<String>,
     /// Replications stopped before the end (0 or 1 for one replication; summed by merging).
