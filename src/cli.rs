@@ -291,8 +291,9 @@ pub struct ScenarioArgs {
     /// applied) instead of running it [default: run it]
     #[arg(long)]
     pub print: bool,
-    /// Write the time series of each row to FILE as CSV (`time,metric,value` per window of
-    /// simulated time: requests, share and mean queue per group, p50 and p99) [default: none]
+    /// Write the time series of each row to FILE as CSV: the sweep keys, then
+    /// `policy,time,metric,value`, one line per window of simulated time (`time` its start) and
+    /// metric: requests, share and mean queue per group, p50 and p99 [default: none]
     #[arg(long, value_name = "FILE")]
     pub series: Option<PathBuf>,
     /// With --series: the window width in time units, above 0 [default: 10]
