@@ -259,9 +259,8 @@ pub struct SubsetArgs {
 const RUN_EXAMPLES: &str = "\
 Examples:
   lbsim run examples/scenarios/hetero.toml          the article's hetero farm from a file
-  lbsim run examples/scenarios/hetero.toml --set arrivals.load=0.95 --policies p2c,jsq
+  lbsim run examples/scenarios/hetero.toml --set arrivals.load=0.95 --requests 1e5 --baseline p2c
   lbsim run examples/scenarios/hetero.toml --print   the file as read, defaults filled in
-  lbsim run examples/scenarios/hetero.toml --requests 1e5 --precision 0.02 --baseline p2c
   lbsim homo --loads 0.9 --print-scenario   a command as a scenario file";
 
 /// `lbsim run`
