@@ -260,8 +260,8 @@ pub struct SubsetArgs {
 const RUN_EXAMPLES: &str = "\
 Examples:
   lbsim run examples/scenarios/hetero.toml          the article's hetero farm from a file
-  lbsim run examples/scenarios/hetero.toml --set arrivals.load=0.95 --policies p2c,jsq
-  lbsim run examples/scenarios/hetero.toml --requests 1e5 --precision 0.02 --baseline p2c
+  lbsim run examples/scenarios/hetero.toml --set arrivals.load=0.95 --requests 1e5 --baseline p2c
+  lbsim run examples/scenarios/hetero.toml --print   the file as read, defaults filled in
   lbsim homo --loads 0.9 --print-scenario   a command as a scenario file";
 
 /// `lbsim run`
@@ -291,8 +291,9 @@ pub struct ScenarioArgs {
     /// applied) instead of running it [default: run it]
     #[arg(long)]
     pub print: bool,
-    /// Write the time series of each row to FILE as CSV (`time,metric,value` per window of
-    /// simulated time: requests, share and mean queue per group, p50 and p99) [default: none]
+    /// Write the time series of each row to FILE as CSV: the sweep keys, then
+    /// `policy,time,metric,value`, one line per window of simulated time (`time` its start) and
+    /// metric: requests, share and mean queue per group, p50 and p99 [default: none]
     #[arg(long, value_name = "FILE")]
     pub series: Option<PathBuf>,
     /// With --series: the window width in time units, above 0 [default: 10]

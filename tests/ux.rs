@@ -1259,3 +1259,48 @@ fn run_precision_is_homo_precision_from_the_command_line_or_the_file() {
     ]);
     assert_eq!(via_file, via_option);
 }
+
+/// README.md, as shipped.
+fn readme() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+}
+
+#[test]
+fn the_readme_starts_with_one_command_that_builds_and_runs_the_main_experiment() {
+    let text = readme();
+    let start = text.find("## Getting started").expect("a Getting started section");
+    let block = &text[start..];
+    let code = &block[block.find("```sh\n").expect("a shell block") + 6..];
+    let commands: Vec<&str> = code[..code.find("```").unwrap()]
+        .lines()
+        .map(|l| l.split('#').next().unwrap().trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(commands.first(), Some(&"cargo run --release -- homo --seeds 5"), "{commands:?}");
+    assert!(commands.contains(&"cargo test --release"), "{commands:?}");
+    // What it runs is what `lbsim homo --seeds 5` is.
+    let cli = Cli::try_parse_from(["lbsim", "homo", "--seeds", "5"]).unwrap();
+    assert!(Config::from_cli(&cli).is_ok());
+}
+
+#[test]
+fn the_series_columns_are_the_sweep_keys_then_policy_time_metric_value_as_documented() {
+    let dir = crate::util::Dir::new("series-columns");
+    let file = dir.file(
+        "s.toml",
+        "policies = [\"p2c\"]\n[farm]\ngroups = [{ count = 10, rate = 1.0 }]\n[run]\n\
+         requests = 2000\nwarmup = 200\nseeds = 2\n[sweep]\n\"arrivals.load\" = [0.5, 0.8]\n",
+    );
+    let series = dir.0.join("series.csv");
+    crate::util::lbsim_ok(&["run", &file, "-q", "--series", series.to_str().unwrap()]);
+    let written = std::fs::read_to_string(&series).unwrap();
+    assert_eq!(written.lines().next(), Some("arrivals.load,policy,time,metric,value"));
+    let doc = readme().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        doc.contains("one column per sweep key") && doc.contains("then `policy,time,metric,value`"),
+        "README's --series paragraph names the columns as written"
+    );
+    let help = lbsim(&["run", "--help"]);
+    let help = text(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains("the sweep keys, then `policy,time,metric,value`"), "{help}");
+}
