@@ -300,17 +300,21 @@ pub fn summarise(
     (rows, report)
 }
 
-/// The time of the first `[[events]]` change that falls inside the measured window of one of
-/// `o`'s replications, if any.
+/// The time of the first `[[events]]` change that falls inside the span of `o`'s measurement
+/// windows (from the earliest first to the latest last measured arrival of its replications), if
+/// any.
 ///
 /// A farm that changes while it is measured is not stationary: the row averages over the
 /// change, whatever the series looks like (a mild change, or one the policy absorbs, leaves it
 /// flat and MSER-5 content). A change during the warm-up only, or after the last measured
 /// arrival, leaves the measured window to one farm.
 fn change_inside_window(point: &Point, o: &Outcome) -> Option<f64> {
-    point.spec.events.iter().map(|e| e.at).find(|&at| {
-        o.reps.iter().any(|r| r.window.is_some_and(|(first, last)| first < at && at < last))
-    })
+    point
+        .spec
+        .events
+        .iter()
+        .map(|e| e.at)
+        .find(|&at| o.summary.window.is_some_and(|(first, last)| first < at && at < last))
 }
 
 /// The row of policy `p` at `point`.

@@ -255,6 +255,9 @@ pub struct Summary {
     pub admission: crate::admission::AdmissionStats,
     /// Measured arrivals per replication.
     pub requests: u64,
+    /// The span of the replications' measurement windows: the earliest first and the latest last
+    /// measured arrival (`None` when no replication measured anything).
+    pub window: Option<(f64, f64)>,
 }
 
 impl Summary {

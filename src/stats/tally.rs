@@ -113,6 +113,8 @@ pub struct Tally {
     all: Used,
     /// The series of the stopped replications, while no replication has run to the end.
     stopped_series: Vec<Series>,
+    /// The span of the measurement windows so far.
+    window: Option<(f64, f64)>,
 }
 
 impl Tally {
@@ -131,6 +133,7 @@ impl Tally {
             complete_series: SeriesSum::default(),
             all: Used::default(),
             stopped_series: Vec::new(),
+            window: None,
         }
     }
 
@@ -140,6 +143,10 @@ impl Tally {
         self.rep_means.push(r.mean());
         self.rep_p99s.push(r.quantile(0.99));
         self.all.add(r);
+        if let Some((first, last)) = r.window {
+            let (f, l) = self.window.unwrap_or((first, last));
+            self.window = Some((f.min(first), l.max(last)));
+        }
         if r.stops == 0 {
             self.complete.add(r);
             self.complete_series.add(&r.series);
@@ -179,6 +186,7 @@ impl Tally {
             quantiles,
             admission: merged.admission,
             requests: self.requests,
+            window: self.window,
         }
     }
 }
