@@ -11,7 +11,6 @@
 //! Files are read line by line and in any order; `-` is standard input, which may hold several
 //! shards one after the other (`cat shard-*.jsonl | lbsim merge -`).
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
@@ -23,6 +22,7 @@ use super::{Plan, plan_hash};
 use crate::cli::{Cli, Command, MergeArgs};
 use crate::config::Config;
 use crate::error::{UsageError, shown};
+use crate::input::{self, LineLimit, RECORD_LINE};
 use crate::stats::RepStats;
 
 /// Every task's result, in task order.
@@ -48,14 +48,17 @@ struct Input {
 }
 
 impl Input {
+    /// Standard input for `-`, else a regular file; lines longer than [`RECORD_LINE`] stop the
+    /// reading.
     fn open(path: &Path) -> Result<Input, UsageError> {
         let (name, reader): (String, Box<dyn BufRead>) = if path == Path::new("-") {
-            ("standard input".into(), Box::new(BufReader::new(io::stdin())))
+            let stdin = LineLimit::new(io::stdin(), RECORD_LINE);
+            ("standard input".into(), Box::new(BufReader::new(stdin)))
         } else {
             let name = path.display().to_string();
-            let file = File::open(path)
+            let file = input::open_regular(path)
                 .map_err(|e| fail(format!("cannot read raw records '{}': {e}", shown(&name))))?;
-            (name, Box::new(BufReader::new(file)))
+            (name, Box::new(BufReader::new(LineLimit::new(file, RECORD_LINE))))
         };
         Ok(Input { name, reader, line: 0, ahead: None })
     }
