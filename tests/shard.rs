@@ -352,6 +352,24 @@ fn what_cannot_be_sharded_is_refused() {
     refused(&merge(&[&files[0]], &["--shard", "0/1"]), "--shard does not apply to merge");
 }
 
+#[test]
+fn a_merge_into_one_of_its_shards_is_refused_and_the_shard_kept() {
+    let dir = scratch("into-a-shard");
+    let files = shards(&dir, &small("2"), 2);
+    let before = std::fs::read(&files[0]).unwrap();
+    let link = dir.join("link.jsonl");
+    std::os::unix::fs::symlink(&files[0], &link).unwrap();
+    let hard = dir.join("hard.jsonl");
+    std::fs::hard_link(&files[0], &hard).unwrap();
+    for out in [&files[0], &link, &hard] {
+        let out = merge(&[&files[0], &files[1]], &["-o", out.to_str().unwrap()]);
+        refused(&out, "--out names a shard");
+        assert_eq!(std::fs::read(&files[0]).unwrap(), before);
+    }
+    let svg = merge(&[&files[0], &files[1]], &["--plot", files[1].to_str().unwrap(), "-o", "x"]);
+    assert_eq!(svg.status.code(), Some(2));
+}
+
 trait Mkdir {
     fn tap_mkdir(self) -> Self;
 }

@@ -1195,6 +1195,88 @@ fn a_trace_line_of_megabytes_is_refused_with_its_line_number() {
 }
 
 #[test]
+fn an_output_that_names_an_input_is_refused_and_the_input_kept() {
+    let dir = scratch("output-is-input");
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let trace = dir.join("trace.csv");
+    std::fs::write(&trace, "time\n0\n1\n2\n3\n").unwrap();
+    let scenario = trace_scenario(&dir, &trace);
+    std::fs::write(dir.join("demands.csv"), "demand\n0.5\n1.5\n").unwrap();
+    let empirical =
+        "policies = [\"p2c\"]\n[service]\nkind = \"empirical\"\nfile = \"demands.csv\"\n";
+    std::fs::write(dir.join("empirical.toml"), empirical).unwrap();
+    std::os::unix::fs::symlink(&scenario, dir.join("link.toml")).unwrap();
+    std::fs::hard_link(&scenario, dir.join("hard.toml")).unwrap();
+    let originals: Vec<(PathBuf, Vec<u8>)> = ["trace.toml", "trace.csv", "demands.csv"]
+        .iter()
+        .map(|f| (dir.join(f), std::fs::read(dir.join(f)).unwrap()))
+        .collect();
+    let limit_trace = format!("trace:file={}", trace.to_str().unwrap());
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["run".into(), scenario.clone(), "-o".into(), scenario.clone()],
+            "--out names the scenario file",
+        ),
+        (
+            vec!["run".into(), scenario.clone(), "-o".into(), path("link.toml")],
+            "--out names the scenario file",
+        ),
+        (
+            vec!["run".into(), scenario.clone(), "-o".into(), path("hard.toml")],
+            "--out names the scenario file",
+        ),
+        (
+            vec!["run".into(), scenario.clone(), "--print".into(), "-o".into(), scenario.clone()],
+            "--out names the scenario file",
+        ),
+        (
+            vec!["run".into(), scenario.clone(), "-o".into(), path("trace.csv")],
+            "--out names the trace",
+        ),
+        (
+            vec!["run".into(), path("empirical.toml"), "-o".into(), path("demands.csv")],
+            "--out names the demands",
+        ),
+        (
+            vec!["run".into(), scenario.clone(), "--series".into(), path("trace.csv")],
+            "--series names the trace",
+        ),
+        (
+            vec![
+                "run".into(),
+                scenario.clone(),
+                "--series".into(),
+                path("o.csv"),
+                "-o".into(),
+                path("o.csv"),
+            ],
+            "--series and --out name the same file",
+        ),
+        (
+            vec![
+                "limit".into(),
+                "--limiter".into(),
+                "token-bucket:rate=1,burst=1".into(),
+                "--pattern".into(),
+                limit_trace,
+                "-o".into(),
+                path("trace.csv"),
+            ],
+            "--out names the trace",
+        ),
+    ];
+    for (args, what) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let e = refused(&args);
+        assert!(e.contains(what), "{args:?}: {e}");
+        for (file, bytes) in &originals {
+            assert_eq!(&std::fs::read(file).unwrap(), bytes, "{args:?} changed {file:?}");
+        }
+    }
+    assert!(!dir.join("o.csv").exists());
+}
+
+#[test]
 fn a_scenario_is_read_from_standard_input_for_a_dash() {
     let dir = scratch("stdin-scenario");
     let toml = "policies = [\"p2c\", \"jsq\"]\n[run]\nrequests = 2000\nseeds = 2\n";

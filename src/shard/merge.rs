@@ -123,6 +123,9 @@ pub fn read(cli: &Cli, args: &MergeArgs) -> Result<(Config, Merged), UsageError>
     first.ahead = Some(text);
     first.line = 0;
     let cfg = command(cli, args, &manifest, &first.name)?;
+    let shards: Vec<(&str, &Path)> = args.files.iter().map(|f| ("a shard", f.as_path())).collect();
+    let outputs = [("--out", cfg.common.out.as_deref()), ("--plot", cfg.common.plot.as_deref())];
+    crate::config::check_inputs_kept(&outputs, &shards)?;
     let plan = Plan::of(&cfg)?;
     let tasks = plan.tasks(&cfg.common);
     if plan_hash(&cfg) != manifest.plan || tasks != manifest.tasks {
