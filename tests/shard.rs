@@ -295,6 +295,18 @@ fn shards_of_different_commands_are_refused() {
 }
 
 #[test]
+fn a_shard_of_another_command_is_refused_with_the_options_that_differ() {
+    let dir = scratch("differ");
+    let a = shards(&dir.join("a").tap_mkdir(), &small("2"), 2);
+    let seed2 = [&small("2")[..], &["--seed", "2"]].concat();
+    let b = shards(&dir.join("b").tap_mkdir(), &seed2, 2);
+    let out = merge(&[&a[0], &b[1]], &[]);
+    refused(&out, "a shard of another command");
+    refused(&out, "this one gives `--seed 2` where");
+    refused(&out, "gives nothing");
+}
+
+#[test]
 fn shards_of_another_version_are_refused() {
     let dir = scratch("version");
     let files = shards(&dir, &small("2"), 2);

@@ -234,11 +234,9 @@ fn collect<R: DeserializeOwned>(
                     check_version(&m, &input.at())?;
                     if m.plan != first.plan || m.tasks != first.tasks {
                         return Err(fail(format!(
-                            "{}: a shard of another command (`lbsim {}`) than {first_name}'s \
-                             (`lbsim {}`)",
+                            "{}: a shard of another command than {first_name}'s: {}",
                             input.at(),
-                            shown(&m.command.join(" ")),
-                            shown(&first.command.join(" "))
+                            difference(&m.command, &first.command, &first_name)
                         )));
                     }
                     if m.shards != n || m.shard >= n {
@@ -332,6 +330,50 @@ fn collect<R: DeserializeOwned>(
     Ok(results.into_iter().map(|r| r.expect("every task is present")).collect())
 }
 
+/// A command line as its options: an option with the values that follow it (`--seed 2`), or
+/// `--opt=value`, or a word before the first option (the command, a file); the options that
+/// only say where a shard goes (`--shard`, `-o`/`--out`) are left out.
+fn options(argv: &[String]) -> Vec<String> {
+    const FLAGS: [&str; 4] = ["-q", "--quiet", "--print", "--print-scenario"];
+    let mut items: Vec<Vec<&str>> = Vec::new();
+    let mut takes_values = false;
+    for word in argv {
+        let is_option = word.starts_with('-') && word.len() > 1;
+        if is_option || !takes_values {
+            items.push(vec![word]);
+            takes_values = is_option && !word.contains('=') && !FLAGS.contains(&word.as_str());
+        } else {
+            items.last_mut().expect("an option before its value").push(word);
+        }
+    }
+    let placement = |o: &str| {
+        let name = o.split('=').next().unwrap_or(o);
+        matches!(name, "--shard" | "-o" | "--out")
+    };
+    items.retain(|item| !placement(item[0]));
+    items.into_iter().map(|item| item.join(" ")).collect()
+}
+
+/// What differs between the command lines of two shards, `this` and the one in `other_name`:
+/// the options of each that the other lacks, in full.
+fn difference(this: &[String], other: &[String], other_name: &str) -> String {
+    let (a, b) = (options(this), options(other));
+    let only = |x: &[String], y: &[String]| -> String {
+        let d: Vec<String> =
+            x.iter().filter(|o| !y.contains(o)).map(|o| format!("`{}`", shown(o))).collect();
+        if d.is_empty() { "nothing".into() } else { d.join(" ") }
+    };
+    let (here, there) = (only(&a, &b), only(&b, &a));
+    if here == "nothing" && there == "nothing" {
+        return format!(
+            "both ran `lbsim {}`, which resolved to different plans (a scenario file changed \
+             between them?)",
+            shown(&a.join(" "))
+        );
+    }
+    format!("this one gives {here} where {other_name} gives {there}")
+}
+
 fn truncated(input: &Input, k: u64, n: u64) -> UsageError {
     fail(format!(
         "{}: truncated: shard {k}/{n} stops after line {} without its end record (the shard did \
@@ -352,4 +394,36 @@ fn list(what: &str, items: &[u64]) -> String {
 
 fn join(items: &[String]) -> String {
     items.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(line: &str) -> Vec<String> {
+        line.split(' ').map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_command_line_is_read_as_its_options_without_where_the_shard_goes() {
+        let o = options(&argv("-q homo --loads 0.5,0.9 --seed=2 --shard 0/2 -o s0.jsonl --print"));
+        assert_eq!(o, ["-q", "homo", "--loads 0.5,0.9", "--seed=2", "--print"]);
+        let o = options(&argv("run f.toml --set a=1 --set b=2 --out=x --shard=1/2"));
+        assert_eq!(o, ["run", "f.toml", "--set a=1", "--set b=2"]);
+    }
+
+    #[test]
+    fn the_difference_names_the_options_that_differ_in_full() {
+        let long =
+            "homo --loads 0.5,0.7,0.8,0.9,0.95,0.99 --policies random,rr,p2c,p2c-repl,p3c,jsq";
+        let a = argv(&format!("{long} --seed 2 --shard 0/2"));
+        let b = argv(&format!("{long} --shard 1/2 -o s1.jsonl"));
+        assert_eq!(difference(&a, &b, "s1"), "this one gives `--seed 2` where s1 gives nothing");
+        let c = argv(&format!("{long} --seeds 3 --shard 1/2"));
+        assert_eq!(
+            difference(&a, &c, "s1"),
+            "this one gives `--seed 2` where s1 gives `--seeds 3`"
+        );
+        assert!(difference(&a, &a, "s1").starts_with("both ran `lbsim homo"));
+    }
 }
