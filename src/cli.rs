@@ -267,7 +267,8 @@ Examples:
 /// `lbsim run`
 #[derive(Debug, Args)]
 pub struct ScenarioArgs {
-    /// The scenario file (TOML); every key has a default, see README's "Your own scenario"
+    /// The scenario file (TOML, at most 1 MiB), or `-` for standard input; every key has a
+    /// default, see README's "Your own scenario"
     pub file: PathBuf,
     /// Override a key by its dotted path, e.g. --set arrivals.load=0.95 (repeatable; the value is
     /// read as TOML, or as a string when it is not) [default: none]

@@ -204,6 +204,58 @@ fn check_out(option: &str, out: &Path) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// Refuses an output option that names one of the files the command reads (by device and
+/// inode, so through links too): writing the output would replace its input. `outputs` pairs
+/// each option with its file; `inputs` says what each input is.
+pub fn check_inputs_kept(
+    outputs: &[(&str, Option<&Path>)],
+    inputs: &[(&str, &Path)],
+) -> Result<(), UsageError> {
+    for &(option, out) in outputs {
+        let Some(out) = out.filter(|o| *o != Path::new("-")) else { continue };
+        if let Some((what, input)) =
+            inputs.iter().find(|(_, input)| crate::output::dest::same_file(out, input))
+        {
+            let input = shown(&input.to_string_lossy());
+            return Err(conflict(
+                option,
+                format!(
+                    "names {what} '{input}', which the output would replace: write it elsewhere"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `run`'s outputs against its inputs (the scenario file, its traces and empirical files at
+/// every sweep point) and against each other.
+fn check_run_outputs(
+    a: &cli::ScenarioArgs,
+    out: Option<&Path>,
+    source: &crate::scenario::Source,
+    points: &[(crate::scenario::SweepPoint, crate::scenario::Spec)],
+) -> Result<(), UsageError> {
+    let mut inputs: Vec<(&str, PathBuf)> = Vec::new();
+    if a.file != Path::new("-") {
+        inputs.push(("the scenario file", a.file.clone()));
+    }
+    for (_, spec) in points {
+        let files = [("the trace", spec.arrivals.file()), ("the demands", spec.service.file())];
+        for (what, file) in files {
+            inputs.extend(file.map(|f| (what, source.dir.join(f))));
+        }
+    }
+    let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(w, p)| (*w, p.as_path())).collect();
+    check_inputs_kept(&[("--out", out), ("--series", a.series.as_deref())], &inputs)?;
+    if let (Some(series), Some(out)) = (&a.series, out)
+        && crate::output::dest::same_file(series, out)
+    {
+        return Err(conflict("--series", "and --out name the same file"));
+    }
+    Ok(())
+}
+
 /// Number of levels `fixed` lists for `(lambda, d)`: the `i` with `s_i >= MIN_THEORY`, that is
 /// `(1 + d + ... + d^(i-1)) * ln(lambda) >= ln(MIN_THEORY)`; saturates above [`limits::LEVELS`].
 fn fixed_levels(lambda: f64, d: u32) -> u64 {
@@ -873,6 +925,7 @@ fn run_scenario(
     }
     apply_overrides(a, &mut source)?;
     let points = source.points()?;
+    check_run_outputs(a, common.out.as_deref(), &source, &points)?;
     let keyed = |e: String| UsageError::from(ScenarioError::keyed(&source.file, None, &e));
     let first = points[0].1.clone();
     if a.print {
@@ -1328,6 +1381,10 @@ impl Config {
                     capacity,
                 )
                 .map_err(UsageError::Other)?;
+                if let crate::experiment::limit::Pattern::Trace { file, .. } = &cfg.arrivals {
+                    let trace = [("the trace", Path::new(file))];
+                    check_inputs_kept(&[("--out", common.out.as_deref())], &trace)?;
+                }
                 check_limit_size(&cfg, common.seeds)?;
                 Experiment::Limit(cfg)
             }

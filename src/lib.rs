@@ -14,6 +14,7 @@
 //! - [`stats`]: mergeable per-replication statistics and their summaries;
 //! - [`subset`]: subsetting, the backends each client connects to (SRE book, ch. 20);
 //! - [`output`]: table, CSV and JSON from the same rows;
+//! - [`input`]: the user's files read within limits (size, line length, regular files);
 //! - [`theory`]: the closed forms results are checked against.
 //!
 //! Data flow: `cli` → `config` (validated, typed) → `experiment::<command>::run` → typed rows
@@ -30,6 +31,7 @@ pub mod error;
 pub mod experiment;
 pub mod hashing;
 pub mod info;
+pub mod input;
 pub mod model;
 pub mod output;
 pub mod policy;

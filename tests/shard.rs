@@ -295,6 +295,18 @@ fn shards_of_different_commands_are_refused() {
 }
 
 #[test]
+fn a_shard_of_another_command_is_refused_with_the_options_that_differ() {
+    let dir = scratch("differ");
+    let a = shards(&dir.join("a").tap_mkdir(), &small("2"), 2);
+    let seed2 = [&small("2")[..], &["--seed", "2"]].concat();
+    let b = shards(&dir.join("b").tap_mkdir(), &seed2, 2);
+    let out = merge(&[&a[0], &b[1]], &[]);
+    refused(&out, "a shard of another command");
+    refused(&out, "this one gives `--seed 2` where");
+    refused(&out, "gives nothing");
+}
+
+#[test]
 fn shards_of_another_version_are_refused() {
     let dir = scratch("version");
     let files = shards(&dir, &small("2"), 2);
@@ -350,6 +362,24 @@ fn what_cannot_be_sharded_is_refused() {
     let files = shards(&dir, &base, 1);
     refused(&merge(&[&files[0]], &["--seeds", "3"]), "--seeds does not apply to merge");
     refused(&merge(&[&files[0]], &["--shard", "0/1"]), "--shard does not apply to merge");
+}
+
+#[test]
+fn a_merge_into_one_of_its_shards_is_refused_and_the_shard_kept() {
+    let dir = scratch("into-a-shard");
+    let files = shards(&dir, &small("2"), 2);
+    let before = std::fs::read(&files[0]).unwrap();
+    let link = dir.join("link.jsonl");
+    std::os::unix::fs::symlink(&files[0], &link).unwrap();
+    let hard = dir.join("hard.jsonl");
+    std::fs::hard_link(&files[0], &hard).unwrap();
+    for out in [&files[0], &link, &hard] {
+        let out = merge(&[&files[0], &files[1]], &["-o", out.to_str().unwrap()]);
+        refused(&out, "--out names a shard");
+        assert_eq!(std::fs::read(&files[0]).unwrap(), before);
+    }
+    let svg = merge(&[&files[0], &files[1]], &["--plot", files[1].to_str().unwrap(), "-o", "x"]);
+    assert_eq!(svg.status.code(), Some(2));
 }
 
 trait Mkdir {

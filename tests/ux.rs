@@ -1080,12 +1080,24 @@ fn a_sample_of_hostile_inputs_is_refused_with_one_line() {
 /// allocate gigabytes before refusing aborts or is killed here instead of taking the machine
 /// down. Returns the exit status (None: killed) and stderr.
 fn in_little_memory(args: &[&str], secs: u64) -> (Option<i32>, String) {
+    bounded(args, None, secs)
+}
+
+/// What a writer thread feeds to the standard input of [`bounded`].
+type Feed = Box<dyn FnOnce(std::process::ChildStdin) + Send>;
+
+/// [`in_little_memory`] with a standard input fed by `feed` (none: empty). The writer thread
+/// ends when the process closes its end (a broken pipe).
+fn bounded(args: &[&str], feed: Option<Feed>, secs: u64) -> (Option<i32>, String) {
     let mut child = Command::new("sh")
         .args(["-c", &format!("ulimit -v 1048576 && exec {}", shell_line(args))])
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("sh runs");
+    let stdin = child.stdin.take().unwrap();
+    let writer = feed.map(|f| std::thread::spawn(move || f(stdin)));
     let deadline = Instant::now() + Duration::from_secs(secs);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -1098,9 +1110,193 @@ fn in_little_memory(args: &[&str], secs: u64) -> (Option<i32>, String) {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    if let Some(w) = writer {
+        w.join().unwrap();
+    }
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     (status, stderr)
+}
+
+/// Writes zero bytes until the reader goes away, like `/dev/zero`.
+fn zeros() -> Feed {
+    Box::new(|mut stdin| {
+        let block = vec![0u8; 1 << 16];
+        while std::io::Write::write_all(&mut stdin, &block).is_ok() {}
+    })
+}
+
+/// The scenario of a trace read from `file`.
+fn trace_scenario(dir: &Path, file: &Path) -> String {
+    let toml = format!(
+        "policies = [\"p2c\"]\n[arrivals]\nkind = \"trace\"\nfile = {:?}\n",
+        file.to_str().unwrap()
+    );
+    let path = dir.join("trace.toml");
+    std::fs::write(&path, toml).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_device_or_a_fifo_where_a_file_is_needed_is_refused_by_name() {
+    let dir = scratch("not-regular");
+    // A FIFO nobody writes (opening it would wait forever), and a /dev/zero of our own where
+    // mknod is permitted (reading it would fill the memory).
+    let fifo = dir.join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let mut nodes = vec![(fifo, "a FIFO")];
+    nodes.extend(device(&dir, "zero", 1, 5).map(|z| (z, "a character device")));
+    for (node, what) in &nodes {
+        let node_str = node.to_str().unwrap();
+        let scenario = trace_scenario(&dir, node);
+        let limit_trace = format!("trace:file={node_str}");
+        let cases: [&[&str]; 4] = [
+            &["run", &scenario],
+            &["run", node_str],
+            &["merge", node_str],
+            &["limit", "--limiter", "token-bucket:rate=1,burst=1", "--pattern", &limit_trace],
+        ];
+        for args in cases {
+            let (code, stderr) = in_little_memory(args, 10);
+            assert_eq!(code, Some(2), "{args:?}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{stderr}");
+            assert!(stderr.contains(node_str), "{stderr}");
+            assert!(stderr.contains(&format!("is {what}, not a regular file")), "{stderr}");
+        }
+    }
+}
+
+#[test]
+fn an_endless_standard_input_is_refused_at_its_limit() {
+    let (code, stderr) = bounded(&["merge", "-"], Some(zeros()), 20);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("standard input:1: cannot read: line 1 is longer than 64 MiB"),
+        "{stderr}"
+    );
+    let (code, stderr) = bounded(&["run", "-"], Some(zeros()), 20);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("'standard input': is larger than 1 MiB"), "{stderr}");
+}
+
+#[test]
+fn a_trace_line_of_megabytes_is_refused_with_its_line_number() {
+    let dir = scratch("long-line");
+    let csv = dir.join("long.csv");
+    std::fs::write(&csv, format!("time\n1\n{}\n3\n", "0".repeat(2 << 20))).unwrap();
+    let scenario = trace_scenario(&dir, &csv);
+    let (code, stderr) = in_little_memory(&["run", &scenario], 10);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("arrivals.file: cannot read") && stderr.contains("long.csv"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("line 3 is longer than 1 MiB"), "{stderr}");
+}
+
+#[test]
+fn an_output_that_names_an_input_is_refused_and_the_input_kept() {
+    let dir = scratch("output-is-input");
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let trace = dir.join("trace.csv");
+    std::fs::write(&trace, "time\n0\n1\n2\n3\n").unwrap();
+    let scenario = trace_scenario(&dir, &trace);
+    std::fs::write(dir.join("demands.csv"), "demand\n0.5\n1.5\n").unwrap();
+    let empirical =
+        "policies = [\"p2c\"]\n[service]\nkind = \"empirical\"\nfile = \"demands.csv\"\n";
+    std::fs::write(dir.join("empirical.toml"), empirical).unwrap();
+    std::os::unix::fs::symlink(&scenario, dir.join("link.toml")).unwrap();
+    std::fs::hard_link(&scenario, dir.join("hard.toml")).unwrap();
+    let originals: Vec<(PathBuf, Vec<u8>)> = ["trace.toml", "trace.csv", "demands.csv"]
+        .iter()
+        .map(|f| (dir.join(f), std::fs::read(dir.join(f)).unwrap()))
+        .collect();
+    let limit_trace = format!("trace:file={}", trace.to_str().unwrap());
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["run".into(), scenario.clone(), "-o".into(), scenario.clone()],
+            "--out names the scenario file",
+        ),
+        (
+            vec!["run".into(), scenario.clone(), "-o".into(), path("link.toml")],
+            "--out names the scenario file",
+        ),
+        (
+            vec!["run".into(), scenario.clone(), "-o".into(), path("hard.toml")],
+            "--out names the scenario file",
+        ),
+        (
+            vec!["run".into(), scenario.clone(), "--print".into(), "-o".into(), scenario.clone()],
+            "--out names the scenario file",
+        ),
+        (
+            vec!["run".into(), scenario.clone(), "-o".into(), path("trace.csv")],
+            "--out names the trace",
+        ),
+        (
+            vec!["run".into(), path("empirical.toml"), "-o".into(), path("demands.csv")],
+            "--out names the demands",
+        ),
+        (
+            vec!["run".into(), scenario.clone(), "--series".into(), path("trace.csv")],
+            "--series names the trace",
+        ),
+        (
+            vec![
+                "run".into(),
+                scenario.clone(),
+                "--series".into(),
+                path("o.csv"),
+                "-o".into(),
+                path("o.csv"),
+            ],
+            "--series and --out name the same file",
+        ),
+        (
+            vec![
+                "limit".into(),
+                "--limiter".into(),
+                "token-bucket:rate=1,burst=1".into(),
+                "--pattern".into(),
+                limit_trace,
+                "-o".into(),
+                path("trace.csv"),
+            ],
+            "--out names the trace",
+        ),
+    ];
+    for (args, what) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let e = refused(&args);
+        assert!(e.contains(what), "{args:?}: {e}");
+        for (file, bytes) in &originals {
+            assert_eq!(&std::fs::read(file).unwrap(), bytes, "{args:?} changed {file:?}");
+        }
+    }
+    assert!(!dir.join("o.csv").exists());
+}
+
+#[test]
+fn a_scenario_is_read_from_standard_input_for_a_dash() {
+    let dir = scratch("stdin-scenario");
+    let toml = "policies = [\"p2c\", \"jsq\"]\n[run]\nrequests = 2000\nseeds = 2\n";
+    let file = dir.join("s.toml");
+    std::fs::write(&file, toml).unwrap();
+    let from_file = crate::util::lbsim_ok(&["run", file.to_str().unwrap(), "--format", "csv"]);
+    let mut child = Command::new(BIN)
+        .args(["run", "-", "--format", "csv"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), toml.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), from_file);
+    // Not as a shard: the merge would read the scenario again.
+    let e = refused(&["run", "-", "--shard", "0/2"]);
+    assert!(e.contains("--shard") && e.contains("standard input"), "{e}");
 }
 
 #[test]

@@ -97,6 +97,16 @@ pub fn identity(path: &Path) -> Option<PathBuf> {
     })
 }
 
+/// Whether `a` and `b` name one file: the same device and inode where both exist (so through
+/// symbolic and hard links alike), else the same [`identity`]. Standard output (`-`) is no file.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (fs::metadata(a), fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => identity(a).is_some_and(|i| Some(i) == identity(b)),
+    }
+}
+
 /// An output destination, opened before the run so that an unwritable one fails early.
 #[derive(Debug)]
 pub struct Destination {

@@ -34,8 +34,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
+use crate::input;
 use crate::model::RateChange;
 use crate::workload::{ArrivalSpec, Arrivals, KeySpec, Service, ServiceSpec};
+
+/// How a scenario read from standard input (`lbsim run -`) is named in messages.
+pub const STDIN: &str = "standard input";
 
 /// The default policies of a scenario.
 pub const DEFAULT_POLICIES: [&str; 3] = ["random", "p2c", "jsq"];
@@ -399,11 +403,18 @@ impl Source {
         Ok(Source { file: file.into(), dir, text: text.into(), table })
     }
 
-    /// Reads and parses a scenario file.
+    /// Reads and parses a scenario file, or standard input for `-` (its relative `file` keys
+    /// are then taken from the current directory). A file must be a regular file; either is
+    /// read up to [`input::SCENARIO_BYTES`].
     pub fn read(file: &Path) -> Result<Source, ScenarioError> {
-        let name = file.display().to_string();
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| ScenarioError::Read { file: name.clone(), reason: e.to_string() })?;
+        let stdin = file == Path::new("-");
+        let name = if stdin { STDIN.to_string() } else { file.display().to_string() };
+        let text = if stdin {
+            input::read_text(std::io::stdin().lock(), input::SCENARIO_BYTES)
+        } else {
+            input::open_regular(file).and_then(|f| input::read_text(f, input::SCENARIO_BYTES))
+        };
+        let text = text.map_err(|reason| ScenarioError::Read { file: name.clone(), reason })?;
         Source::parse(&name, &text)
     }
 

@@ -11,7 +11,6 @@
 //! Files are read line by line and in any order; `-` is standard input, which may hold several
 //! shards one after the other (`cat shard-*.jsonl | lbsim merge -`).
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
@@ -23,6 +22,7 @@ use super::{Plan, plan_hash};
 use crate::cli::{Cli, Command, MergeArgs};
 use crate::config::Config;
 use crate::error::{UsageError, shown};
+use crate::input::{self, LineLimit, RECORD_LINE};
 use crate::stats::RepStats;
 
 /// Every task's result, in task order.
@@ -48,14 +48,17 @@ struct Input {
 }
 
 impl Input {
+    /// Standard input for `-`, else a regular file; lines longer than [`RECORD_LINE`] stop the
+    /// reading.
     fn open(path: &Path) -> Result<Input, UsageError> {
         let (name, reader): (String, Box<dyn BufRead>) = if path == Path::new("-") {
-            ("standard input".into(), Box::new(BufReader::new(io::stdin())))
+            let stdin = LineLimit::new(io::stdin(), RECORD_LINE);
+            ("standard input".into(), Box::new(BufReader::new(stdin)))
         } else {
             let name = path.display().to_string();
-            let file = File::open(path)
+            let file = input::open_regular(path)
                 .map_err(|e| fail(format!("cannot read raw records '{}': {e}", shown(&name))))?;
-            (name, Box::new(BufReader::new(file)))
+            (name, Box::new(BufReader::new(LineLimit::new(file, RECORD_LINE))))
         };
         Ok(Input { name, reader, line: 0, ahead: None })
     }
@@ -120,6 +123,9 @@ pub fn read(cli: &Cli, args: &MergeArgs) -> Result<(Config, Merged), UsageError>
     first.ahead = Some(text);
     first.line = 0;
     let cfg = command(cli, args, &manifest, &first.name)?;
+    let shards: Vec<(&str, &Path)> = args.files.iter().map(|f| ("a shard", f.as_path())).collect();
+    let outputs = [("--out", cfg.common.out.as_deref()), ("--plot", cfg.common.plot.as_deref())];
+    crate::config::check_inputs_kept(&outputs, &shards)?;
     let plan = Plan::of(&cfg)?;
     let tasks = plan.tasks(&cfg.common);
     if plan_hash(&cfg) != manifest.plan || tasks != manifest.tasks {
@@ -228,11 +234,9 @@ fn collect<R: DeserializeOwned>(
                     check_version(&m, &input.at())?;
                     if m.plan != first.plan || m.tasks != first.tasks {
                         return Err(fail(format!(
-                            "{}: a shard of another command (`lbsim {}`) than {first_name}'s \
-                             (`lbsim {}`)",
+                            "{}: a shard of another command than {first_name}'s: {}",
                             input.at(),
-                            shown(&m.command.join(" ")),
-                            shown(&first.command.join(" "))
+                            difference(&m.command, &first.command, &first_name)
                         )));
                     }
                     if m.shards != n || m.shard >= n {
@@ -326,6 +330,50 @@ fn collect<R: DeserializeOwned>(
     Ok(results.into_iter().map(|r| r.expect("every task is present")).collect())
 }
 
+/// A command line as its options: an option with the values that follow it (`--seed 2`), or
+/// `--opt=value`, or a word before the first option (the command, a file); the options that
+/// only say where a shard goes (`--shard`, `-o`/`--out`) are left out.
+fn options(argv: &[String]) -> Vec<String> {
+    const FLAGS: [&str; 4] = ["-q", "--quiet", "--print", "--print-scenario"];
+    let mut items: Vec<Vec<&str>> = Vec::new();
+    let mut takes_values = false;
+    for word in argv {
+        let is_option = word.starts_with('-') && word.len() > 1;
+        if is_option || !takes_values {
+            items.push(vec![word]);
+            takes_values = is_option && !word.contains('=') && !FLAGS.contains(&word.as_str());
+        } else {
+            items.last_mut().expect("an option before its value").push(word);
+        }
+    }
+    let placement = |o: &str| {
+        let name = o.split('=').next().unwrap_or(o);
+        matches!(name, "--shard" | "-o" | "--out")
+    };
+    items.retain(|item| !placement(item[0]));
+    items.into_iter().map(|item| item.join(" ")).collect()
+}
+
+/// What differs between the command lines of two shards, `this` and the one in `other_name`:
+/// the options of each that the other lacks, in full.
+fn difference(this: &[String], other: &[String], other_name: &str) -> String {
+    let (a, b) = (options(this), options(other));
+    let only = |x: &[String], y: &[String]| -> String {
+        let d: Vec<String> =
+            x.iter().filter(|o| !y.contains(o)).map(|o| format!("`{}`", shown(o))).collect();
+        if d.is_empty() { "nothing".into() } else { d.join(" ") }
+    };
+    let (here, there) = (only(&a, &b), only(&b, &a));
+    if here == "nothing" && there == "nothing" {
+        return format!(
+            "both ran `lbsim {}`, which resolved to different plans (a scenario file changed \
+             between them?)",
+            shown(&a.join(" "))
+        );
+    }
+    format!("this one gives {here} where {other_name} gives {there}")
+}
+
 fn truncated(input: &Input, k: u64, n: u64) -> UsageError {
     fail(format!(
         "{}: truncated: shard {k}/{n} stops after line {} without its end record (the shard did \
@@ -346,4 +394,36 @@ fn list(what: &str, items: &[u64]) -> String {
 
 fn join(items: &[String]) -> String {
     items.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(line: &str) -> Vec<String> {
+        line.split(' ').map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_command_line_is_read_as_its_options_without_where_the_shard_goes() {
+        let o = options(&argv("-q homo --loads 0.5,0.9 --seed=2 --shard 0/2 -o s0.jsonl --print"));
+        assert_eq!(o, ["-q", "homo", "--loads 0.5,0.9", "--seed=2", "--print"]);
+        let o = options(&argv("run f.toml --set a=1 --set b=2 --out=x --shard=1/2"));
+        assert_eq!(o, ["run", "f.toml", "--set a=1", "--set b=2"]);
+    }
+
+    #[test]
+    fn the_difference_names_the_options_that_differ_in_full() {
+        let long =
+            "homo --loads 0.5,0.7,0.8,0.9,0.95,0.99 --policies random,rr,p2c,p2c-repl,p3c,jsq";
+        let a = argv(&format!("{long} --seed 2 --shard 0/2"));
+        let b = argv(&format!("{long} --shard 1/2 -o s1.jsonl"));
+        assert_eq!(difference(&a, &b, "s1"), "this one gives `--seed 2` where s1 gives nothing");
+        let c = argv(&format!("{long} --seeds 3 --shard 1/2"));
+        assert_eq!(
+            difference(&a, &c, "s1"),
+            "this one gives `--seed 2` where s1 gives `--seeds 3`"
+        );
+        assert!(difference(&a, &a, "s1").starts_with("both ran `lbsim homo"));
+    }
 }

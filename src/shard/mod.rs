@@ -129,6 +129,16 @@ impl Job {
                     .into(),
             });
         }
+        if let Command::Run(a) = &cli.command
+            && a.file == std::path::Path::new("-")
+        {
+            return Err(UsageError::Conflict {
+                option: "--shard".into(),
+                rule: "needs a scenario file, not standard input (-): lbsim merge reads the \
+                       scenario again"
+                    .into(),
+            });
+        }
         Plan::of(&cfg)?;
         Ok(Job::Shard { cfg, shard, argv })
     }

@@ -94,6 +94,14 @@ impl ArrivalSpec {
         }
     }
 
+    /// The file a trace reads, as written (relative to the scenario file).
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            ArrivalSpec::Trace { file, .. } => Some(file.as_path()),
+            _ => None,
+        }
+    }
+
     /// Sets `load` of a parametric kind that has neither `load` nor `rate` (the scenario's
     /// default load); does nothing otherwise, and nothing to a trace.
     pub fn fill_default_load(&mut self, default: f64) {

@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::input::{self, CSV_LINE, LineLimit};
+
 /// Resolves a scenario's `file`: an absolute path is kept, a relative one is taken from `base`
 /// (the directory of the scenario file).
 pub(crate) fn resolve(base: &Path, file: &Path) -> PathBuf {
@@ -23,7 +25,8 @@ pub(crate) enum Order {
 
 /// Reads column `column` of the CSV file at `path`: a header row, then one record per line.
 ///
-/// Fields are trimmed. Refuses a missing file or column, a record without the column, an empty,
+/// Fields are trimmed. Refuses a missing file, one that is not a regular file (a device, a FIFO,
+/// a directory), a line longer than [`CSV_LINE`], a missing column, a record without the column, an empty,
 /// non-numeric, NaN, infinite or negative value, a column with no values, and (with
 /// [`Order::NonDecreasing`]) a value below the one before it. `key` is the scenario section the
 /// file belongs to (`"service"` or `"arrivals"`), so that messages name `service.file`,
@@ -35,15 +38,18 @@ pub(crate) fn read_column(
     order: Order,
 ) -> Result<Vec<f64>, String> {
     let shown = path.display();
+    let file =
+        input::open_regular(path).map_err(|e| format!("{key}.file: cannot read {shown}: {e}"))?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
         .trim(csv::Trim::All)
-        .from_path(path)
-        .map_err(|e| format!("{key}.file: cannot read {shown}: {}", io_message(&e)))?;
+        .from_reader(LineLimit::new(file, CSV_LINE));
     let headers = reader
         .headers()
-        .map_err(|e| format!("{key}.file: cannot read the header row of {shown}: {e}"))?
+        .map_err(|e| {
+            format!("{key}.file: cannot read the header row of {shown}: {}", io_message(&e))
+        })?
         .clone();
     let Some(index) = headers.iter().position(|h| h == column) else {
         let names: Vec<&str> = headers.iter().collect();
@@ -60,7 +66,7 @@ pub(crate) fn read_column(
         match reader.read_record(&mut record) {
             Ok(true) => {}
             Ok(false) => break,
-            Err(e) => return Err(format!("{key}.file: cannot read {shown}: {e}")),
+            Err(e) => return Err(format!("{key}.file: cannot read {shown}: {}", io_message(&e))),
         }
         let line = record.position().map_or(0, |p| p.line());
         let at = format!("{shown} line {line}, column `{column}`");

@@ -144,6 +144,14 @@ fn bad(key: &str, what: &str, kind: &str, got: impl std::fmt::Display) -> Result
 }
 
 impl ServiceSpec {
+    /// The file an empirical distribution reads, as written (relative to the scenario file).
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            ServiceSpec::Empirical { file, .. } => Some(file.as_path()),
+            _ => None,
+        }
+    }
+
     /// Checks the parameters; `Err(message)` names the key, e.g.
     /// `service.scv: expected a number > 1 for hyperexp, got 0.5`.
     ///
