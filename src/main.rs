@@ -74,8 +74,11 @@ fn main() -> ExitCode {
         Ok(plot) => plot,
         Err(e) => return cannot_write("--plot", cfg.common.plot.as_deref(), e, progress),
     };
+    // A shard carries its windows in its records: `merge --series` writes them.
     let series_path = match &cfg.experiment {
-        lbsim::config::Experiment::Run(r) => r.series.as_deref(),
+        lbsim::config::Experiment::Run(r) if !matches!(job, Job::Shard { .. }) => {
+            r.series.as_deref()
+        }
         _ => None,
     };
     let series = match series_path.map(Destination::open).transpose() {
