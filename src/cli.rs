@@ -191,6 +191,11 @@ pub struct MergeArgs {
     /// --plot does [default: no figure]
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Write the time series of merged `run --series` shards to FILE, the bytes the unsharded
+    /// run's --series writes (the shards carry their windows and write no series themselves)
+    /// [default: no series]
+    #[arg(long, value_name = "FILE")]
+    pub series: Option<PathBuf>,
 }
 
 const LIMIT_EXAMPLES: &str = "\

@@ -1,8 +1,9 @@
 //! The `lbsim` binary: parse, validate, run, write. See the library for everything else.
 //!
 //! Exit status: 0 success, 1 the output could not be written, 2 usage error (one line on stderr,
-//! nothing on stdout), 128 + the signal's number after SIGINT (130), SIGTERM (143) or SIGHUP
-//! (129) (nothing on stdout, no temporary file left).
+//! nothing on stdout), 128 + the signal's number after a signal that ends the run (SIGINT 130,
+//! SIGTERM 143, SIGHUP 129, SIGUSR1 138, ...: [`ENDING_SIGNALS`]; nothing on stdout, no temporary
+//! file left).
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -73,8 +74,11 @@ fn main() -> ExitCode {
         Ok(plot) => plot,
         Err(e) => return cannot_write("--plot", cfg.common.plot.as_deref(), e, progress),
     };
+    // A shard carries its windows in its records: `merge --series` writes them.
     let series_path = match &cfg.experiment {
-        lbsim::config::Experiment::Run(r) => r.series.as_deref(),
+        lbsim::config::Experiment::Run(r) if !matches!(job, Job::Shard { .. }) => {
+            r.series.as_deref()
+        }
         _ => None,
     };
     let series = match series_path.map(Destination::open).transpose() {
@@ -174,10 +178,18 @@ fn clap_error(e: clap::Error) -> ExitCode {
 
 /// On SIGINT, SIGTERM or SIGHUP: clear the progress bar, remove the temporary files and exit
 /// with 128 + the signal's number, as a shell reports a process killed by it.
+/// The signals that end a run, handled alike: what a terminal (SIGHUP, SIGINT), `kill` and
+/// `timeout` (SIGTERM), a batch system's time and resource limits (SIGTERM, SIGUSR1, SIGUSR2,
+/// SIGXCPU, SIGXFSZ, SIGALRM) and profiling timers (SIGVTALRM, SIGPROF) send, each of which would
+/// otherwise kill the process without removing its temporary files.
+const ENDING_SIGNALS: [i32; 10] = {
+    use signal_hook::consts::*;
+    [SIGHUP, SIGINT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF]
+};
+
 fn clean_up_on_signals(bar: ProgressBar) {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     // Without the handler a signal only kills the process the default way.
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+    let Ok(mut signals) = signal_hook::iterator::Signals::new(ENDING_SIGNALS) else {
         return;
     };
     std::thread::spawn(move || {

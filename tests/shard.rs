@@ -414,3 +414,42 @@ fn a_sweep_of_more_than_ten_thousand_replications_is_sharded() {
     let text = String::from_utf8_lossy(&over.stderr);
     assert!(text.contains("at most 10000000"), "{text}");
 }
+
+#[test]
+fn sharded_series_are_written_by_merge_series_only() {
+    let dir = scratch("series");
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (whole, recorded) = (path("whole.csv"), path("recorded.csv"));
+    let base = [
+        "run",
+        "examples/scenarios/bursty.toml",
+        "--set",
+        "run.requests=3000",
+        "--set",
+        "run.warmup=300",
+        "--set",
+        "farm.groups=[{ name = \"s\", count = 20, rate = 1.0 }]",
+        "--seeds",
+        "3",
+        "--series-window",
+        "5",
+        "--series",
+    ];
+    lbsim_ok(&[&base[..], &[whole.as_str(), "-o", &path("table.txt")]].concat());
+    let series = std::fs::read(&whole).unwrap();
+    assert!(series.len() > 1000, "a series with windows");
+    // The shards name a series file, carry their windows in their records and write none.
+    let files = shards(&dir, &[&base[..], &[recorded.as_str()]].concat(), 2);
+    assert!(!Path::new(&recorded).exists(), "a shard wrote the series file");
+    // A merge without --series writes none, not even at the path the shards' command named.
+    merge_ok(&[&files[0], &files[1]], &[]);
+    assert!(!Path::new(&recorded).exists(), "merge wrote the shards' series file");
+    // merge --series FILE writes the whole run's bytes.
+    let merged = path("merged.csv");
+    merge_ok(&[&files[0], &files[1]], &["--series", &merged]);
+    assert_eq!(std::fs::read(&merged).unwrap(), series);
+    // Shards run without --series have no windows to write.
+    let plain = shards(&dir, &small("2"), 1);
+    refused(&merge(&[&plain[0]], &["--series", &merged]), "--series");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

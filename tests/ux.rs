@@ -565,7 +565,7 @@ fn ctrl_c_removes_the_temporary_file_and_keeps_the_previous_output() {
     std::fs::write(&file, PREVIOUS).unwrap();
     let mut args = VERY_LONG.to_vec();
     args.extend(["-o", file.to_str().unwrap()]);
-    let out = interrupt(&args, |_| entries(&dir).len() > 1);
+    let out = interrupt(&args, has_threads);
     assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
     assert!(out.stdout.is_empty());
     assert_eq!(std::fs::read_to_string(&file).unwrap(), PREVIOUS);
@@ -574,21 +574,47 @@ fn ctrl_c_removes_the_temporary_file_and_keeps_the_previous_output() {
 }
 
 #[test]
-fn sigterm_and_sighup_remove_the_temporary_file_and_exit_128_plus_the_signal() {
-    // What `timeout`, a batch scheduler's time limit, `docker stop` and a closed terminal send.
-    for (name, code) in [("TERM", 143), ("HUP", 129)] {
+fn every_signal_that_ends_a_run_leaves_the_previous_output_and_no_temporary_file() {
+    // What a terminal, `kill`, `timeout`, `docker stop` and a batch system's time and resource
+    // limits send (Slurm's --signal, SGE's notify, LSF: SIGUSR1/SIGUSR2, SIGXCPU; setitimer:
+    // SIGALRM, SIGVTALRM, SIGPROF). Numbers as on Linux.
+    let signals = [
+        ("TERM", 15),
+        ("HUP", 1),
+        ("ALRM", 14),
+        ("USR1", 10),
+        ("USR2", 12),
+        ("XCPU", 24),
+        ("XFSZ", 25),
+        ("VTALRM", 26),
+        ("PROF", 27),
+    ];
+    for (name, number) in signals {
         let dir = scratch(&format!("signal-{name}"));
         let file = dir.join("result.csv");
         std::fs::write(&file, PREVIOUS).unwrap();
         let mut args = VERY_LONG.to_vec();
         args.extend(["-o", file.to_str().unwrap()]);
-        let out = signal(name, &args, |_| entries(&dir).len() > 1);
-        assert_eq!(out.status.code(), Some(code), "SIG{name}: {}", text(&out.stderr));
+        let out = signal(name, &args, has_threads);
+        assert_eq!(out.status.code(), Some(128 + number), "SIG{name}: {}", text(&out.stderr));
         assert!(out.stdout.is_empty(), "SIG{name}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), PREVIOUS, "SIG{name}");
         assert_eq!(entries(&dir), ["result.csv"], "SIG{name} left the temporary file");
         std::fs::remove_dir_all(&dir).unwrap();
     }
+}
+
+#[test]
+fn a_run_killed_while_it_simulates_leaves_no_temporary_file() {
+    // SIGKILL cannot be caught: nothing must have been created before the output is ready.
+    let dir = scratch("signal-KILL");
+    let file = dir.join("result.csv");
+    let mut args = VERY_LONG.to_vec();
+    args.extend(["-o", file.to_str().unwrap()]);
+    let out = signal("KILL", &args, has_threads);
+    assert_eq!(out.status.code(), None, "killed by a signal");
+    assert!(entries(&dir).is_empty(), "left {:?}", entries(&dir));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,8 +14,11 @@
 //!   shell's `>>` does, since such a file cannot be replaced. A FIFO is opened only when the
 //!   output is ready: opening it waits for a reader.
 //!
-//! The temporary files being written are listed in one registry, so that a signal handler can
-//! remove them ([`exit_discarding`]) before the process exits.
+//! A temporary file is created only when the output is ready to be written (opening the
+//! destination before the run only checks that one can be created there), so a run killed while
+//! it simulates, even by SIGKILL, leaves nothing behind. The temporary files being written are
+//! listed in one registry, so that a signal handler can remove them ([`exit_discarding`]) before
+//! the process exits.
 
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, Write};
@@ -121,11 +124,13 @@ enum Kind {
         path: PathBuf,
         file: Option<File>,
     },
-    /// A temporary file, renamed over `path` by [`commit`].
+    /// A temporary file, created by [`Destination::write`] when the output is ready (so that a
+    /// run killed before has nothing to leave behind) and renamed over `path` by [`commit`];
+    /// `like` is the metadata of the file replaced.
     Replace {
-        tmp: PathBuf,
         path: PathBuf,
-        file: File,
+        like: Option<Box<Metadata>>,
+        tmp: Option<(PathBuf, File)>,
     },
 }
 
@@ -189,7 +194,11 @@ impl Destination {
                 file.write_all(bytes)?;
                 file.flush()
             }
-            Kind::Replace { file, .. } => {
+            Kind::Replace { path, like, tmp } => {
+                let (_, file) = match tmp {
+                    Some(t) => t,
+                    None => tmp.insert(temporary(path, like.as_deref())?),
+                };
                 file.write_all(bytes)?;
                 file.sync_all()
             }
@@ -203,7 +212,7 @@ impl Destination {
 pub fn commit(destinations: Vec<Destination>) -> io::Result<()> {
     let mut slot = pending();
     for d in &destinations {
-        if let Kind::Replace { tmp, path, .. } = &d.kind {
+        if let Kind::Replace { tmp: Some((tmp, _)), path, .. } = &d.kind {
             if let Err(e) = fs::rename(tmp, path) {
                 // Dropping `destinations` then removes the temporary files not renamed.
                 drop(slot);
@@ -230,9 +239,23 @@ fn in_place(path: PathBuf, fifo: bool) -> io::Result<Destination> {
     Ok(Destination { kind: Kind::InPlace { path, file } })
 }
 
-/// A temporary file beside `path`, with the permission bits (and owner) of `like` if given.
+/// A file to be replaced by a temporary file beside it. Whether one can be created there is
+/// checked now, by creating one and removing it at once (under the registry's lock, so that a
+/// signal cannot land between the two), so that an unwritable destination fails before the run.
 fn replace(path: PathBuf, like: Option<&Metadata>) -> io::Result<Destination> {
-    let dir = parent(&path);
+    {
+        let slot = pending();
+        let (tmp, file) = create(&path)?;
+        drop(file);
+        fs::remove_file(&tmp)?;
+        drop(slot);
+    }
+    Ok(Destination { kind: Kind::Replace { path, like: like.cloned().map(Box::new), tmp: None } })
+}
+
+/// A new file beside `path`, named `.NAME.lbsim-PID[-N].tmp`; the caller holds the registry's lock.
+fn create(path: &Path) -> io::Result<(PathBuf, File)> {
+    let dir = parent(path);
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let pid = std::process::id();
     for attempt in 0.. {
@@ -240,30 +263,40 @@ fn replace(path: PathBuf, like: Option<&Metadata>) -> io::Result<Destination> {
             0 => dir.join(format!(".{name}.lbsim-{pid}.tmp")),
             n => dir.join(format!(".{name}.lbsim-{pid}-{n}.tmp")),
         };
-        let mut slot = pending();
         // `create_new`: never write through whatever already has that name.
-        let file = match OpenOptions::new().write(true).create_new(true).open(&tmp) {
-            Ok(file) => file,
+        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(file) => return Ok((tmp, file)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => continue,
             Err(e) => return Err(e),
-        };
-        slot.push(tmp.clone());
-        drop(slot);
-        let destination = Destination { kind: Kind::Replace { tmp, path, file } };
-        if let (Some(m), Kind::Replace { file, .. }) = (like, &destination.kind) {
-            // The owner first: changing it may clear the set-user-ID bits the mode then restores.
-            // Only root may give a file away; otherwise it stays this user's.
-            let _ = std::os::unix::fs::fchown(file, Some(m.uid()), Some(m.gid()));
-            file.set_permissions(fs::Permissions::from_mode(m.mode() & 0o7777))?;
         }
-        return Ok(destination);
     }
     unreachable!("the loop returns")
 }
 
+/// The temporary file that will replace `path`, registered for removal on a signal, with the
+/// permission bits (and owner) of `like` if given.
+fn temporary(path: &Path, like: Option<&Metadata>) -> io::Result<(PathBuf, File)> {
+    let mut slot = pending();
+    let (tmp, file) = create(path)?;
+    slot.push(tmp.clone());
+    drop(slot);
+    if let Some(m) = like {
+        // The owner first: changing it may clear the set-user-ID bits the mode then restores.
+        // Only root may give a file away; otherwise it stays this user's.
+        let _ = std::os::unix::fs::fchown(&file, Some(m.uid()), Some(m.gid()));
+        if let Err(e) = file.set_permissions(fs::Permissions::from_mode(m.mode() & 0o7777)) {
+            let mut slot = pending();
+            let _ = fs::remove_file(&tmp);
+            slot.retain(|t| *t != tmp);
+            return Err(e);
+        }
+    }
+    Ok((tmp, file))
+}
+
 impl Drop for Destination {
     fn drop(&mut self) {
-        if let Kind::Replace { tmp, .. } = &self.kind {
+        if let Kind::Replace { tmp: Some((tmp, _)), .. } = &self.kind {
             let mut slot = pending();
             if slot.contains(tmp) {
                 let _ = fs::remove_file(tmp);

@@ -138,11 +138,35 @@ pub fn read(cli: &Cli, args: &MergeArgs) -> Result<(Config, Merged), UsageError>
             manifest.plan
         )));
     }
+    let cfg = series_to(cfg, args, &first.name)?;
     let merged = match plan {
         Plan::Bins(_) => Merged::Loads(collect(&mut inputs, &manifest, cfg.common.seeds)?),
         Plan::Queueing { .. } => Merged::Reps(collect(&mut inputs, &manifest, cfg.common.seeds)?),
     };
     Ok((cfg, merged))
+}
+
+/// `cfg` writing its series where `merge --series` says, and nowhere without it (the path the
+/// shards' command named is not the merge's to write).
+fn series_to(mut cfg: Config, args: &MergeArgs, name: &str) -> Result<Config, UsageError> {
+    match (&mut cfg.experiment, &args.series) {
+        (crate::config::Experiment::Run(r), file)
+            if r.points.iter().all(|p| p.run.series.is_some()) =>
+        {
+            r.series.clone_from(file);
+        }
+        (_, None) => {}
+        (_, Some(_)) => {
+            return Err(UsageError::Conflict {
+                option: "--series".into(),
+                rule: format!(
+                    "writes the series of `lbsim run --series` shards; {name} holds shards run \
+                     without --series, which recorded no windows"
+                ),
+            });
+        }
+    }
+    Ok(cfg)
 }
 
 fn check_version(m: &Manifest, at: &str) -> Result<(), UsageError> {
