@@ -111,7 +111,7 @@ pub struct Global {
     #[arg(short = 'o', long = "out", global = true, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Do not show the progress bar (it is only shown on a terminal, for runs over a second);
-    /// errors and warnings are still printed
+    /// errors and warnings (among them the estimate of a run over an hour) are still printed
     #[arg(short, long, global = true, overrides_with = "quiet")]
     pub quiet: bool,
     /// Run only shard K of N (0 <= K < N): the tasks (scenario, replication) whose index modulo N

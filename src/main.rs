@@ -65,6 +65,10 @@ fn main() -> ExitCode {
     for warning in &cfg.warnings {
         say(warning);
     }
+    // A diagnostic, not progress: printed with --quiet too.
+    if let Some(line) = lbsim::experiment::estimate::warning(cfg) {
+        say(&line);
+    }
     // Open every destination before the run: an unwritable one fails at once.
     let out = match cfg.common.out.as_deref().map(Destination::open).transpose() {
         Ok(out) => out.unwrap_or_else(Destination::stdout),

@@ -1526,3 +1526,41 @@ fn the_series_columns_are_the_sweep_keys_then_policy_time_metric_value_as_docume
     let help = text(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(help.contains("the sweep keys, then `policy,time,metric,value`"), "{help}");
 }
+
+/// A run estimated over an hour says so on stderr before it starts, even with `-q`, and can be
+/// stopped at once; the warning is not a refusal.
+#[test]
+fn a_run_estimated_over_an_hour_warns_before_starting() {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(BIN)
+        .args(["homo", "--requests", "1e11", "--seeds", "1", "-q"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("lbsim starts");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stderr).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(Duration::from_secs(60));
+    child.kill().expect("kill");
+    let _ = child.wait();
+    let line = line.expect("a first stderr line within a minute");
+    assert!(line.starts_with("warning: this run is estimated to take about"), "{line}");
+    assert!(line.contains("--requests"), "says how to shorten it: {line}");
+}
+
+/// A default run is short: no estimate is printed.
+#[test]
+fn a_default_run_does_not_warn_of_its_length() {
+    let cfg = Config::from_cli(&Cli::parse_from(["lbsim", "homo"])).expect("valid");
+    let s = experiment::estimate::seconds(&cfg, 1).expect("homo is estimated");
+    assert!(s < experiment::estimate::WARN_AFTER, "{s}");
+    assert!(experiment::estimate::warning(&cfg).is_none());
+    let long =
+        Config::from_cli(&Cli::parse_from(["lbsim", "homo", "--requests", "1e11"])).expect("valid");
+    assert!(experiment::estimate::warning(&long).is_some());
+}

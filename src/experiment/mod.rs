@@ -9,6 +9,7 @@
 
 pub mod adapt;
 pub mod bins;
+pub mod estimate;
 pub mod fixed;
 pub mod hash;
 pub mod hetero;

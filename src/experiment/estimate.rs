@@ -1,0 +1,165 @@
+//! How long a run will take, estimated before it starts: a run estimated over an hour says so.
+//!
+//! The estimate is the events the plan implies (two per arrival: the arrival and its departure,
+//! over the warm-up and the measured requests, every replication of every scenario), times a
+//! per-policy cost factor where the cost grows with the farm, plus the server reports of
+//! `wrr-orca`, divided by [`EVENTS_PER_SECOND`] per worker thread.
+
+use crate::config::{Config, Experiment, RunConfig};
+use crate::model::Farm;
+use crate::policy::{PolicyKind, Tuning};
+
+use super::{fixed, hetero, homo, run, stale};
+
+/// Events per second of one thread, conservatively: the README's Performance section measures
+/// 23 to 33 million for the article's policies at n = 100 (`cargo bench --bench throughput`); the
+/// scenario engine and richer policies are slower, so a third of the slowest figure.
+pub const EVENTS_PER_SECOND: f64 = 8e6;
+
+/// A run estimated longer than this (seconds) is announced on stderr before it starts.
+pub const WARN_AFTER: f64 = 3600.0;
+
+/// One kind of replication: its policy, its farm's size and arrival rate, and its arrivals.
+struct Case<'a> {
+    policy: PolicyKind,
+    tuning: &'a Tuning,
+    servers: usize,
+    arrival_rate: f64,
+    arrivals: f64,
+}
+
+/// The cost of one arrival relative to the article's policies: a scan of every server costs
+/// about `servers / 100` times as much.
+fn cost_factor(policy: PolicyKind, tuning: &Tuning, servers: usize) -> f64 {
+    let scans = matches!(policy, PolicyKind::LeastConn | PolicyKind::C3)
+        || (matches!(policy, PolicyKind::LeastRequest) && tuning.full_scan);
+    if scans { (servers as f64 / 100.0).max(1.0) } else { 1.0 }
+}
+
+/// The events of one replication of `c`.
+fn events(c: &Case) -> f64 {
+    let mut events = 2.0 * c.arrivals * cost_factor(c.policy, c.tuning, c.servers);
+    if matches!(c.policy, PolicyKind::WrrOrca) && c.arrival_rate > 0.0 {
+        // A report per server per period, over the simulated time the arrivals span.
+        events += c.servers as f64 / c.tuning.orca.report * (c.arrivals / c.arrival_rate);
+    }
+    events
+}
+
+fn arrivals(run: &RunConfig) -> f64 {
+    let passes = if run.warmup_auto { 2.0 } else { 1.0 };
+    (run.warmup as f64 + run.requests as f64) * passes
+}
+
+fn farm_rate(farm: &Farm) -> f64 {
+    farm.load * f64::from(farm.slots) * farm.rates.iter().sum::<f64>()
+}
+
+/// The events the configured run implies, or `None` for the commands not estimated.
+pub fn planned_events(cfg: &Config) -> Option<f64> {
+    let scenarios = |plan: Vec<super::Scenario>, r: &RunConfig| {
+        plan.iter()
+            .map(|s| {
+                events(&Case {
+                    policy: s.policy,
+                    tuning: &s.tuning,
+                    servers: s.farm.rates.len(),
+                    arrival_rate: farm_rate(&s.farm),
+                    arrivals: arrivals(r),
+                })
+            })
+            .sum::<f64>()
+    };
+    let per_seed = match &cfg.experiment {
+        Experiment::Homo(h) => scenarios(homo::plan(h), &h.run),
+        Experiment::Hetero(h) => scenarios(hetero::plan(h), &h.run),
+        Experiment::Fixed(f) => scenarios(fixed::plan(f), &f.run),
+        Experiment::Stale(s) => scenarios(stale::plan(s), &s.run),
+        Experiment::Run(r) => r.points.iter().map(run_point_events).sum(),
+        _ => return None,
+    };
+    Some(per_seed * cfg.common.seeds as f64)
+}
+
+fn run_point_events(p: &run::Point) -> f64 {
+    let servers = p.spec.farm.groups.iter().map(|g| g.count as usize).sum();
+    let arrival_rate = p.load * p.spec.capacity();
+    p.policies
+        .iter()
+        .map(|s| {
+            events(&Case {
+                policy: s.kind,
+                tuning: &s.tuning,
+                servers,
+                arrival_rate,
+                arrivals: arrivals(&p.run),
+            })
+        })
+        .sum()
+}
+
+/// Seconds the configured run should take at most on `threads` workers, or `None`.
+pub fn seconds(cfg: &Config, threads: usize) -> Option<f64> {
+    let replications = super::replications(cfg).max(1);
+    let workers = (threads as u64).min(replications).max(1) as f64;
+    planned_events(cfg).map(|e| e / (EVENTS_PER_SECOND * workers))
+}
+
+/// The line to print before a run estimated over [`WARN_AFTER`], or `None`.
+pub fn warning(cfg: &Config) -> Option<String> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let s = seconds(cfg, cfg.common.threads.unwrap_or(cores))?;
+    (s > WARN_AFTER).then(|| {
+        format!(
+            "warning: this run is estimated to take about {} ({:.1e} events at {:.0e} events/s \
+             per thread); fewer --requests, --seeds, loads or policies shorten it",
+            human(s),
+            planned_events(cfg).unwrap_or(0.0),
+            EVENTS_PER_SECOND
+        )
+    })
+}
+
+fn human(s: f64) -> String {
+    if s < 2.0 * 86400.0 {
+        format!("{:.1} hours", s / 3600.0)
+    } else if s < 2.0 * 365.0 * 86400.0 {
+        format!("{:.0} days", s / 86400.0)
+    } else {
+        format!("{:.0} years", s / (365.0 * 86400.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scanning_policies_cost_more_on_large_farms() {
+        let t = Tuning::default();
+        assert_eq!(cost_factor(PolicyKind::PnC(2), &t, 100_000), 1.0);
+        assert_eq!(cost_factor(PolicyKind::LeastConn, &t, 100_000), 1000.0);
+        assert_eq!(cost_factor(PolicyKind::C3, &t, 10), 1.0);
+    }
+
+    #[test]
+    fn orca_reports_add_events_per_period() {
+        let mut t = Tuning::default();
+        t.orca.report = 1e-6;
+        let c = Case {
+            policy: PolicyKind::WrrOrca,
+            tuning: &t,
+            servers: 100,
+            arrival_rate: 90.0,
+            arrivals: 9e5,
+        };
+        // 1e4 time units of 100 servers reporting 1e6 times each.
+        assert!((events(&c) - (1.8e6 + 1e12)).abs() < 1e3);
+    }
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        assert_eq!(human(7200.0), "2.0 hours");
+        assert_eq!(human(10.0 * 86400.0), "10 days");
+    }
+}
