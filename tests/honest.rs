@@ -386,3 +386,54 @@ fn every_row_of_a_farm_that_changes_while_measured_says_so() {
     let before = run_csv(&["run", &scenario("100.0")]);
     assert_eq!(before.cells("steady"), ["true", "true"], "{:?}", before.cells("note"));
 }
+
+#[test]
+fn a_mean_carried_by_demands_the_run_barely_draws_has_no_interval() {
+    // Finite moments are not enough for a t interval. hyperexp scv = 1e9 draws its rare branch
+    // (which carries half the mean demand and nearly all of E[S^2]) with probability about
+    // 5e-10: 2e4 requests on 3 replications expect 3e-5 such draws, so the run reads the
+    // frequent branch alone (a mean sojourn near 0.5, below the mean demand 1) and its interval,
+    // a few thousandths wide, is false confidence. pareto alpha = 2.5 has E[S^3] infinite: the
+    // wait's variance is infinite and replication means are not near normal at any length. The
+    // previous code printed an interval on both rows. Each case is set against its neighbour
+    // whose moments the run can measure: scv = 4 (about 7,000 rare draws) and alpha = 3.5.
+    let dir = Dir::new("honest-tails");
+    let scenario = |name: &str, service: &str| {
+        dir.file(
+            &format!("{name}.toml"),
+            &format!(
+                "policies = [\"jsq\"]\n[farm]\ngroups = [{{ count = 20, rate = 1.0 }}]\n\
+                 [arrivals]\nload = 0.8\n[service]\n{service}\n\
+                 [run]\nrequests = 2e4\nwarmup = 2e3\nseeds = 3\n"
+            ),
+        )
+    };
+    for (name, service, flagged) in [
+        ("rare", "kind = \"hyperexp\"\nscv = 1e9", Some("the rare branch of hyperexp")),
+        ("pareto25", "kind = \"pareto\"\nalpha = 2.5", Some("infinite variance of the wait")),
+        ("frequent", "kind = \"hyperexp\"\nscv = 4.0", None),
+        ("pareto35", "kind = \"pareto\"\nalpha = 3.5", None),
+    ] {
+        let file = scenario(name, service);
+        let out = lbsim(&["run", &file, "--format", "csv", "-q"]);
+        assert!(out.status.success(), "{name}");
+        let csv = Csv::parse(&String::from_utf8(out.stdout).unwrap());
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let (ci, p99_ci, note) =
+            (csv.cells("mean_ci95")[0], csv.cells("p99_ci95")[0], csv.cells("note")[0]);
+        match flagged {
+            Some(why) => {
+                assert_eq!((ci, p99_ci), ("", ""), "{name}: {note}");
+                assert!(note.starts_with(why) && note.contains("the mean reads low"), "{note}");
+                assert!(stderr.contains(&format!("warning: {why}")), "{stderr}");
+            }
+            None => {
+                assert!(ci.parse::<f64>().is_ok() && p99_ci.parse::<f64>().is_ok(), "{name}");
+                assert!(!note.contains("reads low"), "{name}: {note}");
+            }
+        }
+    }
+    // The rare branch's mean sojourn is the frequent branch's alone: that is why it is flagged.
+    let rare = run_csv(&["run", &scenario("rare", "kind = \"hyperexp\"\nscv = 1e9")]);
+    assert!(rare.nums("mean")[0] < 0.6, "{:?}", rare.nums("mean"));
+}

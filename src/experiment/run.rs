@@ -257,6 +257,20 @@ pub fn summarise(
                     format!("infinite service variance: no interval; {m}")
                 }));
             }
+            let demands = (o.summary.seeds * o.summary.requests) as f64;
+            if let Some(why) = point.workload.service.untrusted_mean(demands) {
+                r.mean_ci95 = None;
+                r.p99_ci95 = None;
+                if let Some(b) = &mut r.baseline {
+                    b.mean_vs_base_ci95 = None;
+                    b.p99_vs_base_ci95 = None;
+                }
+                let warning = format!("warning: {why}");
+                if !warnings.contains(&warning) {
+                    warnings.push(warning);
+                }
+                mark = Some(mark.map_or_else(|| why.clone(), |m| format!("{why}; {m}")));
+            }
             if let Some(short) = &point.short_trace {
                 mark = Some(mark.map_or_else(|| short.clone(), |m| format!("{short}; {m}")));
             }
