@@ -437,3 +437,44 @@ fn a_mean_carried_by_demands_the_run_barely_draws_has_no_interval() {
     let rare = run_csv(&["run", &scenario("rare", "kind = \"hyperexp\"\nscv = 1e9")]);
     assert!(rare.nums("mean")[0] < 0.6, "{:?}", rare.nums("mean"));
 }
+
+#[test]
+fn a_run_shorter_than_its_bursts_cycle_is_not_steady_and_shows_its_realised_load() {
+    // mmpp2 with ratio 50, high_time 100, low_time 1e5: a modulation cycle of 1.001e5. Ten
+    // servers at load 0.8 take 8 arrivals per unit time, so 1e5 measured requests span about
+    // 1.25e4, an eighth of one cycle: a replication most likely sees no burst at all and reads
+    // the low phase's wait, which MSER-5 and the drift find flat (the previous code printed
+    // steady = true with a tight interval). The same farm with cycles of 11 (high 1, low 10)
+    // measures over a thousand cycles per replication and is not flagged for it.
+    let dir = Dir::new("honest-mmpp");
+    let scenario = |name: &str, high: &str, low: &str| {
+        dir.file(
+            &format!("{name}.toml"),
+            &format!(
+                "policies = [\"p2c\"]\n[farm]\ngroups = [{{ count = 10, rate = 1.0 }}]\n\
+                 [arrivals]\nkind = \"mmpp2\"\nload = 0.8\nratio = 50.0\nhigh_time = {high}\n\
+                 low_time = {low}\n[run]\nrequests = 1e5\nwarmup = 1e4\nseeds = 3\n"
+            ),
+        )
+    };
+    let long = run_csv(&["run", &scenario("long", "100.0", "1e5")]);
+    assert_eq!(long.cells("steady"), ["false"], "{:?}", long.cells("note"));
+    let note = long.cells("note")[0];
+    assert!(
+        note.contains("of the arrivals' modulation cycle") && note.contains("lengthen"),
+        "{note}"
+    );
+    // The columns' contract: realised_load is new, after the others, and note stays last.
+    assert_eq!(long.header.last().map(String::as_str), Some("note"));
+    assert_eq!(long.col("realised_load"), long.header.len() - 2);
+    assert!(long.nums("realised_load")[0].is_finite());
+    let short = run_csv(&["run", &scenario("short", "1.0", "10.0")]);
+    assert!(!short.cells("note")[0].contains("modulation cycle"), "{:?}", short.cells("note"));
+    // Over 1,000 cycles per replication the realised load is the nominal one within 10%. The
+    // high phase holds 1/11 of the time and 5/6 of the arrivals, so the realised rate moves
+    // with the time spent high: over about 3,400 exponential high phases (three replications)
+    // that time has a relative spread near sqrt(2/3400) = 2.4%, about 2% on the load; 10% is
+    // five of those, and a load computed over the wrong span or capacity misses it by far more.
+    let realised = short.nums("realised_load")[0];
+    assert!((realised - 0.8).abs() < 0.08, "{realised}");
+}
