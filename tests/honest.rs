@@ -386,3 +386,95 @@ fn every_row_of_a_farm_that_changes_while_measured_says_so() {
     let before = run_csv(&["run", &scenario("100.0")]);
     assert_eq!(before.cells("steady"), ["true", "true"], "{:?}", before.cells("note"));
 }
+
+#[test]
+fn a_mean_carried_by_demands_the_run_barely_draws_has_no_interval() {
+    // Finite moments are not enough for a t interval. hyperexp scv = 1e9 draws its rare branch
+    // (which carries half the mean demand and nearly all of E[S^2]) with probability about
+    // 5e-10: 2e4 requests on 3 replications expect 3e-5 such draws, so the run reads the
+    // frequent branch alone (a mean sojourn near 0.5, below the mean demand 1) and its interval,
+    // a few thousandths wide, is false confidence. pareto alpha = 2.5 has E[S^3] infinite: the
+    // wait's variance is infinite and replication means are not near normal at any length. The
+    // previous code printed an interval on both rows. Each case is set against its neighbour
+    // whose moments the run can measure: scv = 4 (about 7,000 rare draws) and alpha = 3.5.
+    let dir = Dir::new("honest-tails");
+    let scenario = |name: &str, service: &str| {
+        dir.file(
+            &format!("{name}.toml"),
+            &format!(
+                "policies = [\"jsq\"]\n[farm]\ngroups = [{{ count = 20, rate = 1.0 }}]\n\
+                 [arrivals]\nload = 0.8\n[service]\n{service}\n\
+                 [run]\nrequests = 2e4\nwarmup = 2e3\nseeds = 3\n"
+            ),
+        )
+    };
+    for (name, service, flagged) in [
+        ("rare", "kind = \"hyperexp\"\nscv = 1e9", Some("the rare branch of hyperexp")),
+        ("pareto25", "kind = \"pareto\"\nalpha = 2.5", Some("infinite variance of the wait")),
+        ("frequent", "kind = \"hyperexp\"\nscv = 4.0", None),
+        ("pareto35", "kind = \"pareto\"\nalpha = 3.5", None),
+    ] {
+        let file = scenario(name, service);
+        let out = lbsim(&["run", &file, "--format", "csv", "-q"]);
+        assert!(out.status.success(), "{name}");
+        let csv = Csv::parse(&String::from_utf8(out.stdout).unwrap());
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let (ci, p99_ci, note) =
+            (csv.cells("mean_ci95")[0], csv.cells("p99_ci95")[0], csv.cells("note")[0]);
+        match flagged {
+            Some(why) => {
+                assert_eq!((ci, p99_ci), ("", ""), "{name}: {note}");
+                assert!(note.starts_with(why) && note.contains("the mean reads low"), "{note}");
+                assert!(stderr.contains(&format!("warning: {why}")), "{stderr}");
+            }
+            None => {
+                assert!(ci.parse::<f64>().is_ok() && p99_ci.parse::<f64>().is_ok(), "{name}");
+                assert!(!note.contains("reads low"), "{name}: {note}");
+            }
+        }
+    }
+    // The rare branch's mean sojourn is the frequent branch's alone: that is why it is flagged.
+    let rare = run_csv(&["run", &scenario("rare", "kind = \"hyperexp\"\nscv = 1e9")]);
+    assert!(rare.nums("mean")[0] < 0.6, "{:?}", rare.nums("mean"));
+}
+
+#[test]
+fn a_run_shorter_than_its_bursts_cycle_is_not_steady_and_shows_its_realised_load() {
+    // mmpp2 with ratio 50, high_time 100, low_time 1e5: a modulation cycle of 1.001e5. Ten
+    // servers at load 0.8 take 8 arrivals per unit time, so 1e5 measured requests span about
+    // 1.25e4, an eighth of one cycle: a replication most likely sees no burst at all and reads
+    // the low phase's wait, which MSER-5 and the drift find flat (the previous code printed
+    // steady = true with a tight interval). The same farm with cycles of 11 (high 1, low 10)
+    // measures over a thousand cycles per replication and is not flagged for it.
+    let dir = Dir::new("honest-mmpp");
+    let scenario = |name: &str, high: &str, low: &str| {
+        dir.file(
+            &format!("{name}.toml"),
+            &format!(
+                "policies = [\"p2c\"]\n[farm]\ngroups = [{{ count = 10, rate = 1.0 }}]\n\
+                 [arrivals]\nkind = \"mmpp2\"\nload = 0.8\nratio = 50.0\nhigh_time = {high}\n\
+                 low_time = {low}\n[run]\nrequests = 1e5\nwarmup = 1e4\nseeds = 3\n"
+            ),
+        )
+    };
+    let long = run_csv(&["run", &scenario("long", "100.0", "1e5")]);
+    assert_eq!(long.cells("steady"), ["false"], "{:?}", long.cells("note"));
+    let note = long.cells("note")[0];
+    assert!(
+        note.contains("of the arrivals' modulation cycle") && note.contains("lengthen"),
+        "{note}"
+    );
+    // The columns' contract: realised_load is new, after the others, and note stays last.
+    assert_eq!(long.header.last().map(String::as_str), Some("note"));
+    assert_eq!(long.col("realised_load"), long.header.len() - 2);
+    assert!(long.nums("realised_load")[0].is_finite());
+    let short = run_csv(&["run", &scenario("short", "1.0", "10.0")]);
+    assert!(!short.cells("note")[0].contains("modulation cycle"), "{:?}", short.cells("note"));
+    // Over 1,000 cycles per replication the realised load is the nominal one within 10%. The
+    // high phase holds 1/11 of the time and 5/6 of the arrivals, so the realised rate moves
+    // with the time spent high: over about 3,400 exponential high phases (three replications)
+    // that time has a relative spread near sqrt(2/3400) = 2.4%, about 2% on the load; 10% is
+    // five of those, and a load computed over the wrong span or capacity misses it by far more.
+    let realised = short.nums("realised_load")[0];
+    assert!((realised - 0.8).abs() < 0.08, "{realised}");
+}

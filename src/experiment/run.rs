@@ -183,6 +183,9 @@ pub struct RunRow {
     /// Measured arrivals per replication where `--precision` left the row.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<u64>,
+    /// The load the run saw: measured arrivals over the measured span (summed over
+    /// replications), over the farm's capacity at time 0; `load` is the nominal one.
+    pub realised_load: f64,
     /// `--series`: the replications' windows, pooled per group.
     #[serde(skip)]
     pub series: Option<Pooled>,
@@ -248,6 +251,10 @@ pub fn summarise(
                 );
                 mark = Some(mark.map_or(change.clone(), |m| format!("{change}; {m}")));
             }
+            if let Some(short) = short_of_cycles(point, o) {
+                r.steady = false;
+                mark = Some(mark.map_or(short.clone(), |m| format!("{short}; {m}")));
+            }
             if point.heavy_tail {
                 r.mean_ci95 = None;
                 if let Some(b) = &mut r.baseline {
@@ -256,6 +263,20 @@ pub fn summarise(
                 mark = Some(mark.map_or("infinite service variance: no interval".into(), |m| {
                     format!("infinite service variance: no interval; {m}")
                 }));
+            }
+            let demands = (o.summary.seeds * o.summary.requests) as f64;
+            if let Some(why) = point.workload.service.untrusted_mean(demands) {
+                r.mean_ci95 = None;
+                r.p99_ci95 = None;
+                if let Some(b) = &mut r.baseline {
+                    b.mean_vs_base_ci95 = None;
+                    b.p99_vs_base_ci95 = None;
+                }
+                let warning = format!("warning: {why}");
+                if !warnings.contains(&warning) {
+                    warnings.push(warning);
+                }
+                mark = Some(mark.map_or_else(|| why.clone(), |m| format!("{why}; {m}")));
             }
             if let Some(short) = &point.short_trace {
                 mark = Some(mark.map_or_else(|| short.clone(), |m| format!("{short}; {m}")));
@@ -317,6 +338,36 @@ fn change_inside_window(point: &Point, o: &Outcome) -> Option<f64> {
         .find(|&at| o.summary.window.is_some_and(|(first, last)| first < at && at < last))
 }
 
+/// Modulation cycles a replication must measure, on average, for its row to be steady.
+///
+/// An mmpp2 run's mean is carried by its bursts: a replication's mean averages over the high
+/// phases its measured span happens to hold, about Poisson in number with the span's count of
+/// cycles `c` as mean. Below one cycle most replications see no burst, or part of one, and read
+/// the low phase's wait (ratio 50, high 100, low 1e5 on 1e5 requests: 1.79 +- 0.017, against
+/// 667 +- 632 on 5e7); below 10 the number of bursts a replication holds still varies by over
+/// 30% (`1/sqrt(c)`), so replication means are set by how many bursts each caught, skewed, and
+/// neither the mean nor its t interval is a steady-state reading.
+pub const MIN_CYCLES: f64 = 10.0;
+
+/// Why the row of `o` cannot be steady when its arrival process has a time scale of its own
+/// (mmpp2's modulation cycle) that the replications' measured spans barely cover, with what to do.
+fn short_of_cycles(point: &Point, o: &Outcome) -> Option<String> {
+    let cycle = point.spec.arrivals.cycle()?;
+    let s = &o.summary;
+    let cycles = s.measured_span / s.seeds.max(1) as f64 / cycle;
+    (cycles < MIN_CYCLES).then(|| {
+        let needed = (s.requests as f64 * MIN_CYCLES / cycles.max(f64::MIN_POSITIVE)).ceil();
+        format!(
+            "not steady: each replication measures {} of the arrivals' modulation cycle \
+             (high_time + low_time = {}) where {MIN_CYCLES} are needed; the bursts that \
+             carry the mean are barely sampled: lengthen the run to about {} requests",
+            format_number(cycles),
+            format_number(cycle),
+            format_number(needed)
+        )
+    })
+}
+
 /// The row of policy `p` at `point`.
 fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
     let s = &o.summary;
@@ -353,6 +404,7 @@ fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
             .collect(),
         baseline: None,
         requests: point.run.precision.map(|_| s.requests),
+        realised_load: s.measured_gaps as f64 / s.measured_span / point.spec.capacity(),
         series: o.series.clone(),
     }
 }

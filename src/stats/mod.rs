@@ -258,6 +258,11 @@ pub struct Summary {
     /// The span of the replications' measurement windows: the earliest first and the latest last
     /// measured arrival (`None` when no replication measured anything).
     pub window: Option<(f64, f64)>,
+    /// The replications' measured spans (last minus first measured arrival), summed.
+    pub measured_span: f64,
+    /// The gaps between measured arrivals inside those spans, summed (measured requests less
+    /// one per replication that measured): over `measured_span`, the realised arrival rate.
+    pub measured_gaps: u64,
 }
 
 impl Summary {

@@ -115,6 +115,8 @@ pub struct Tally {
     stopped_series: Vec<Series>,
     /// The span of the measurement windows so far.
     window: Option<(f64, f64)>,
+    /// Replications that measured, and the sum of their measured spans.
+    spans: (u64, f64),
 }
 
 impl Tally {
@@ -134,6 +136,7 @@ impl Tally {
             all: Used::default(),
             stopped_series: Vec::new(),
             window: None,
+            spans: (0, 0.0),
         }
     }
 
@@ -146,6 +149,7 @@ impl Tally {
         if let Some((first, last)) = r.window {
             let (f, l) = self.window.unwrap_or((first, last));
             self.window = Some((f.min(first), l.max(last)));
+            self.spans = (self.spans.0 + 1, self.spans.1 + (last - first));
         }
         if r.stops == 0 {
             self.complete.add(r);
@@ -187,6 +191,8 @@ impl Tally {
             admission: merged.admission,
             requests: self.requests,
             window: self.window,
+            measured_span: self.spans.1,
+            measured_gaps: merged.requests.saturating_sub(self.spans.0),
         }
     }
 }

@@ -83,6 +83,15 @@ fn bad(key: &str, what: &str, got: impl std::fmt::Display) -> Result<(), String>
 }
 
 impl ArrivalSpec {
+    /// The process's own time scale, where it has one longer than its gaps: the mean modulation
+    /// cycle `high_time + low_time` of mmpp2; `None` for the renewal kinds and traces.
+    pub fn cycle(&self) -> Option<f64> {
+        match *self {
+            ArrivalSpec::Mmpp2 { high_time, low_time, .. } => Some(high_time + low_time),
+            _ => None,
+        }
+    }
+
     /// `(load, rate)` of a parametric kind, `None` for a trace.
     /// `(load, rate)` as given, for the parametric kinds; `None` for a trace.
     pub fn load_rate(&self) -> Option<(Option<f64>, Option<f64>)> {

@@ -320,6 +320,14 @@ impl ServiceSpec {
 }
 
 /// SCV of the mean-1 classic Pareto: `1/(alpha (alpha - 2))` for `alpha > 2`, else infinite.
+/// Expected draws of a hyperexponential's rare branch over a run below which its mean is carried by
+/// a handful of draws (see [`Service::untrusted_mean`]).
+pub const RARE_DRAWS: f64 = 30.0;
+
+/// The bias of a sample mean whose law's rare huge values carry the mean.
+const READS_LOW: &str =
+    "the mean reads low (the rare huge demands that carry it are mostly missing from a finite run)";
+
 fn pareto_scv(alpha: f64) -> f64 {
     if alpha > 2.0 { 1.0 / (alpha * (alpha - 2.0)) } else { f64::INFINITY }
 }
@@ -482,6 +490,39 @@ impl Service {
     /// of M/G/1 diverges and no interval on it should be trusted.
     pub fn infinite_variance(&self) -> bool {
         self.scv().is_infinite()
+    }
+
+    /// Why a t interval on the mean wait of a run that measures `demands` requests in all (over
+    /// every replication) would print false confidence, when the variance is finite; `None` when
+    /// it would not. Either way the sample mean reads low: the rare huge demands that carry the
+    /// mean are mostly missing from a finite run.
+    ///
+    /// - pareto with `2 < alpha <= 3`: `E[S^3]` is infinite, so the waiting time has a finite mean
+    ///   but an infinite variance, and replication means are not near normal at any run length.
+    /// - hyperexp, when the run expects fewer than [`RARE_DRAWS`] demands from its rare branch:
+    ///   with balanced means that branch carries half the mean demand and nearly all of `E[S^2]`,
+    ///   hence of the mean wait (Pollaczek-Khinchine). Its draws in the run are Poisson with that
+    ///   expectation, each an exponential, so their share of the mean has a relative spread of
+    ///   `sqrt(2 / m)` for `m` expected draws (over a quarter below 30), and below a few the run
+    ///   most likely saw none: `scv = 1e9` on 2e4 requests reads a mean wait near 0.5, the
+    ///   frequent branch's demand alone. What the run can observe decides, not a fixed `scv`: the
+    ///   same law on a run long enough to draw its rare branch tens of times is measured.
+    pub fn untrusted_mean(&self, demands: f64) -> Option<String> {
+        match self.kind {
+            Kind::Pareto { alpha, .. } if alpha > 2.0 && alpha <= 3.0 => Some(format!(
+                "infinite variance of the wait (pareto alpha = {alpha} <= 3: E[S^3] is infinite): \
+                 no interval; {READS_LOW}"
+            )),
+            Kind::Hyperexp { scv, p1, .. } if (1.0 - p1) * demands < RARE_DRAWS => {
+                let m = (1.0 - p1) * demands;
+                Some(format!(
+                    "the rare branch of hyperexp scv = {scv} carries the mean and is drawn about \
+                     {} times in the run: no interval; {READS_LOW}; lengthen the run",
+                    crate::output::table::format_number(m)
+                ))
+            }
+            _ => None,
+        }
     }
 }
 
