@@ -141,10 +141,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// Help and version (exit 0, or 1 if they cannot be written), and usage errors (exit 2, one
-/// line).
+/// Help and version (exit 0, or 1 if they cannot be written), and usage errors (exit 2, clap's
+/// whole message).
 fn clap_error(e: clap::Error) -> ExitCode {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    use clap::error::ErrorKind;
     match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             let what = if e.kind() == ErrorKind::DisplayHelp { "help" } else { "version" };
@@ -167,14 +167,9 @@ fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::from(EXIT_USAGE)
         }
         _ => {
-            // One line: clap's first names the option and the problem; the accepted values,
-            // which clap puts on a later line, are added to it.
-            let text = e.render().to_string();
-            let mut line = text.lines().next().unwrap_or("error: invalid arguments").to_string();
-            if let Some(ContextValue::Strings(values)) = e.get(ContextKind::ValidValue) {
-                line += &format!(" [possible values: {}]", values.join(", "));
-            }
-            say(&line);
+            // Clap's whole message: every missing argument, the accepted values and its
+            // suggestions ("tip: a similar argument exists"), then the usage line.
+            say(e.render().to_string().trim_end());
             ExitCode::from(EXIT_USAGE)
         }
     }

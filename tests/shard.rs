@@ -453,3 +453,72 @@ fn sharded_series_are_written_by_merge_series_only() {
     refused(&merge(&[&plain[0]], &["--series", &merged]), "--series");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Task line `line` (0-based) of `text` with its task object changed by `edit`, and its checksum
+/// recomputed (`rehash`, as a forger would) or left as written.
+fn edited(text: &str, line: usize, rehash: bool, edit: impl Fn(&mut serde_json::Value)) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut v: serde_json::Value = serde_json::from_str(&lines[line]).unwrap();
+    let task = v["task"].as_object_mut().unwrap();
+    let written = task.remove("xxh64").unwrap();
+    let mut obj = serde_json::Value::Object(task.clone());
+    if rehash {
+        // Before the edit: the checksum is that of the task object without its xxh64 field.
+        let again = xxhash_rust::xxh64::xxh64(obj.to_string().as_bytes(), 0);
+        assert_eq!(written, format!("{again:016x}"), "the checksum's definition");
+    }
+    edit(&mut obj);
+    let sum = if rehash {
+        format!("{:016x}", xxhash_rust::xxh64::xxh64(obj.to_string().as_bytes(), 0)).into()
+    } else {
+        written
+    };
+    obj.as_object_mut().unwrap().insert("xxh64".into(), sum);
+    lines[line] = serde_json::json!({ "task": obj }).to_string();
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn a_task_whose_numbers_were_changed_is_refused() {
+    let dir = scratch("changed");
+    let files = shards(&dir, &small("4"), 2);
+    let text = std::fs::read_to_string(&files[1]).unwrap();
+    let bad = dir.join("bad.jsonl");
+    // Unchanged, and with a checksum recomputed over an unchanged record, it merges.
+    std::fs::write(&bad, edited(&text, 2, true, |_| {})).unwrap();
+    merge_ok(&[&files[0], &bad], &[]);
+    let sum = |f: f64| move |t: &mut serde_json::Value| t["result"]["sum"] = (1.5 * f).into();
+    let scaled = |t: &mut serde_json::Value| {
+        let s = t["result"]["sum"].as_f64().unwrap();
+        t["result"]["sum"] = (1.5 * s).into();
+    };
+    let requests = |t: &mut serde_json::Value| t["result"]["requests"] = 5.into();
+    let hist = |t: &mut serde_json::Value| {
+        t["result"]["hist"].as_array_mut().unwrap().pop();
+    };
+    // Changed numbers, valid JSON, the written checksum: line 3 holds task 3 of shard 1/2.
+    for edit in [&scaled as &dyn Fn(&mut serde_json::Value), &requests, &hist] {
+        std::fs::write(&bad, edited(&text, 2, false, edit)).unwrap();
+        let out = merge(&[&files[0], &bad], &[]);
+        refused(&out, "bad.jsonl:3: task 3 of shard 1/2 is damaged: its checksum");
+        refused(&out, "is not that of its content");
+    }
+    // A checksum recomputed over fields that contradict each other.
+    std::fs::write(&bad, edited(&text, 2, true, requests)).unwrap();
+    let out = merge(&[&bad, &files[0]], &[]);
+    refused(&out, "bad.jsonl:3: task 3 of shard 1/2 is damaged: its histogram holds");
+    refused(&out, "but requests is 5");
+    std::fs::write(&bad, edited(&text, 1, true, hist)).unwrap();
+    refused(&merge(&[&files[0], &bad], &[]), "bad.jsonl:2: task 1 of shard 1/2 is damaged");
+    std::fs::write(&bad, edited(&text, 1, true, sum(-1e308 / 1.5))).unwrap();
+    refused(&merge(&[&files[0], &bad], &[]), "sum is -1e308, not a finite non-negative");
+    // A record without its checksum.
+    let bare = text.lines().nth(1).unwrap();
+    let cut = bare.rfind(",\"xxh64\"").unwrap();
+    let without = text.replacen(bare, &format!("{}}}}}", &bare[..cut]), 1);
+    std::fs::write(&bad, without).unwrap();
+    refused(
+        &merge(&[&files[0], &bad], &[]),
+        "bad.jsonl:2: task 1 of shard 1/2 is damaged: it has no checksum",
+    );
+}

@@ -5,7 +5,8 @@
 //! merge's `--format`, `-o`, `--threads`, `-q` and `--plot` in place of the shard's), and the hash of the
 //! plan it resolves to must be the recorded one (a scenario file edited since, or another lbsim,
 //! shows here). Then every shard must be of this lbsim version, of the same plan and split, each
-//! `K` once, each task once; a shard must end with its end record. Each failure is a usage error:
+//! `K` once, each task once, each task's checksum that of its content and its fields consistent
+//! ([`Record`]); a shard must end with its end record. Each failure is a usage error:
 //! one line naming what is missing, doubled, mismatched or truncated, exit status 2.
 //!
 //! Files are read line by line and in any order; `-` is standard input, which may hold several
@@ -15,9 +16,9 @@ use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
 use clap::Parser;
-use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::de::IgnoredAny;
 
-use super::records::{Line, Manifest, VERSION};
+use super::records::{Line, Manifest, Record, Task, VERSION, checksum};
 use super::{Plan, plan_hash};
 use crate::cli::{Cli, Command, MergeArgs};
 use crate::config::Config;
@@ -221,7 +222,7 @@ struct Seen {
 }
 
 /// Reads every input to its end; returns the task results in task order.
-fn collect<R: DeserializeOwned>(
+fn collect<R: Record>(
     inputs: &mut [Input],
     first: &Manifest,
     seeds: u64,
@@ -304,15 +305,16 @@ fn collect<R: DeserializeOwned>(
                             tasks.saturating_sub(1)
                         )));
                     }
-                    let slot = &mut results[t.index as usize];
+                    let (index, result) = verified(t, &input.at(), *k, n)?;
+                    let slot = &mut results[index as usize];
                     if slot.is_some() {
                         return Err(fail(format!(
                             "{}: task {} given twice in shard {k}/{n}",
                             input.at(),
-                            t.index
+                            index
                         )));
                     }
-                    *slot = Some(t.result);
+                    *slot = Some(result);
                     *count += 1;
                 }
                 Line::End(e) => {
@@ -396,6 +398,28 @@ fn difference(this: &[String], other: &[String], other_name: &str) -> String {
         );
     }
     format!("this one gives {here} where {other_name} gives {there}")
+}
+
+/// Task `t`'s index and result, once its checksum matches its content and its fields agree.
+fn verified<R: Record>(mut t: Task<R>, at: &str, k: u64, n: u64) -> Result<(u64, R), UsageError> {
+    let index = t.index;
+    let damaged =
+        |what: String| fail(format!("{at}: task {index} of shard {k}/{n} is damaged: {what}"));
+    let Some(given) = t.xxh64.take() else {
+        return Err(damaged("it has no checksum (xxh64)".into()));
+    };
+    let content = checksum(&t);
+    if given != content {
+        return Err(damaged(format!(
+            "its checksum {} is not that of its content ({content}): the record was changed \
+             after it was written",
+            shown(&given)
+        )));
+    }
+    if let Some(what) = t.result.damage() {
+        return Err(damaged(what));
+    }
+    Ok((index, t.result))
 }
 
 fn truncated(input: &Input, k: u64, n: u64) -> UsageError {

@@ -2,8 +2,8 @@
 //!
 //! ```text
 //! {"manifest":{"lbsim":"0.1.0","command":["homo","--loads","0.9","--shard","1/4"],"plan":"…","tasks":12,"shards":4,"shard":1}}
-//! {"task":{"index":1,"scenario":0,"replication":1,"result":{…}}}
-//! {"task":{"index":5,"scenario":1,"replication":0,"result":{…}}}
+//! {"task":{"index":1,"scenario":0,"replication":1,"result":{…},"xxh64":"…"}}
+//! {"task":{"index":5,"scenario":1,"replication":0,"result":{…},"xxh64":"…"}}
 //! {"end":{"tasks":3}}
 //! ```
 //!
@@ -15,13 +15,20 @@
 //! task's result is the max load. Floats are written in their shortest round-trip form and read
 //! back exactly (serde_json's `float_roundtrip`); every record is read back before it is written,
 //! so a value JSON cannot hold (a NaN) stops the shard instead of corrupting the merge.
+//!
+//! Every task object ends with its checksum, `xxh64`: the 64-bit xxHash (seed 0, 16 hex digits) of
+//! the task object as written without that field (`{"index":…,"result":{…}}`), whatever its result
+//! holds. `merge` recomputes it and checks the result's fields against each other ([`Record`])
+//! before anything is summarised, so a record edited or damaged after it was written is refused.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh64::xxh64;
 
 use super::{Plan, Shard, plan_hash, run_shard, run_task};
 use crate::config::Config;
 use crate::experiment::{Progress, bins};
+use crate::stats::RepStats;
 
 /// The lbsim version that writes and merges raw records.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -54,6 +61,76 @@ pub struct Task<R> {
     pub replication: u64,
     /// What it measured.
     pub result: R,
+    /// [`checksum`] of the record, written last (absent only while it is computed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xxh64: Option<String>,
+}
+
+/// The checksum of `task`: xxh64 (seed 0) of its JSON without its `xxh64` field, as 16 hex
+/// digits. Floats read back to the bit and are written in one form, so a record read back
+/// serialises to the bytes that were hashed.
+pub fn checksum<R: Serialize>(task: &Task<R>) -> String {
+    let bare = Task {
+        index: task.index,
+        scenario: task.scenario,
+        replication: task.replication,
+        result: &task.result,
+        xxh64: None,
+    };
+    let text = serde_json::to_string(&bare).expect("raw records serialise");
+    format!("{:016x}", xxh64(text.as_bytes(), 0))
+}
+
+/// A task's result as merge reads it: checked for fields that contradict each other.
+pub trait Record: Serialize + DeserializeOwned {
+    /// What is inconsistent in the record, if anything.
+    fn damage(&self) -> Option<String>;
+}
+
+impl Record for u32 {
+    fn damage(&self) -> Option<String> {
+        None
+    }
+}
+
+impl Record for RepStats {
+    fn damage(&self) -> Option<String> {
+        let n = self.requests;
+        if self.hist.len() != n {
+            return Some(format!(
+                "its histogram holds {} sojourns but requests is {n}",
+                self.hist.len()
+            ));
+        }
+        let halves = self.first_half.0.checked_add(self.second_half.0);
+        if halves != Some(n) {
+            return Some(format!(
+                "its halves hold {} and {} requests but requests is {n}",
+                self.first_half.0, self.second_half.0
+            ));
+        }
+        let sums = [
+            ("sum", self.sum),
+            ("first_half's sum", self.first_half.1),
+            ("second_half's sum", self.second_half.1),
+            ("server_time", self.server_time),
+        ];
+        let areas = self.level_area.iter().map(|&a| ("a level_area", a));
+        if let Some((what, x)) =
+            sums.into_iter().chain(areas).find(|(_, x)| !(x.is_finite() && *x >= 0.0))
+        {
+            return Some(format!("{what} is {x:e}, not a finite non-negative number"));
+        }
+        if let Some((lo, hi)) = self.range
+            && !(lo.is_finite() && hi.is_finite() && 0.0 <= lo && lo <= hi)
+        {
+            return Some(format!("its range [{lo:e}, {hi:e}] is not a range of sojourns"));
+        }
+        if self.stops > 1 {
+            return Some(format!("stops is {}; one replication stops at most once", self.stops));
+        }
+        None
+    }
 }
 
 /// The last line: how many task lines the shard wrote.
@@ -133,7 +210,9 @@ pub(super) fn write(
 
 /// The task line of task `index`'s `result`, checked to read back as written.
 fn task_line<R: Serialize + DeserializeOwned>(index: u64, result: R, seeds: u64) -> String {
-    let task = Task { index, scenario: index / seeds, replication: index % seeds, result };
+    let mut task =
+        Task { index, scenario: index / seeds, replication: index % seeds, result, xxh64: None };
+    task.xxh64 = Some(checksum(&task));
     let text = line(&Line::Task(task));
     let back: Result<Line<R>, _> = serde_json::from_str(&text);
     let again = back.map(|l| line(&l));
@@ -167,7 +246,7 @@ mod tests {
         sc.track_levels = true;
         let run = crate::config::RunConfig::new(500, 4000, 1000);
         let rep = run_replication(&sc, &run, 7, 3);
-        let text = line(&Line::Task(Task { index: 3, scenario: 0, replication: 3, result: &rep }));
+        let text = task_line(3, rep.clone(), 4);
         let Line::Task(back) = serde_json::from_str::<Line<RepStats>>(&text).unwrap() else {
             panic!("a task line");
         };
@@ -188,10 +267,11 @@ mod tests {
             assert_eq!(r.quantile(q).to_bits(), rep.quantile(q).to_bits());
         }
         // And once more: the text is a fixed point.
-        assert_eq!(
-            line(&Line::Task(Task { index: 3, scenario: 0, replication: 3, result: r })),
-            text
-        );
+        assert!(r.damage().is_none());
+        let xxh64 = back.xxh64.clone();
+        let again = Task { index: 3, scenario: 0, replication: 3, result: r, xxh64 };
+        assert_eq!(again.xxh64.as_deref(), Some(checksum(&again).as_str()));
+        assert_eq!(line(&Line::Task(again)), text);
     }
 
     #[test]
