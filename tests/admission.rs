@@ -295,7 +295,10 @@ fn run_takes_admission_from_the_file_and_the_flag() {
     let path = file.to_str().unwrap();
     let csv = lbsim_ok(&["run", path, "--format", "csv", "-q", "--policies", "jsq"]);
     let header = csv.lines().next().unwrap();
-    assert!(header.ends_with(",offered,admitted,rejected,max_in_window,note"), "{header}");
+    assert!(
+        header.ends_with(",offered,admitted,rejected,max_in_window,realised_load,note"),
+        "{header}"
+    );
     // The flag replaces the file's limiter: a token bucket of capacity burst + 1 decides alike.
     let flag = lbsim_ok(&[
         "run",

@@ -1400,11 +1400,11 @@ fn run_takes_the_run_options_of_the_other_commands() {
     for key in ["requests = 20000", "warmup = \"auto\"", "queue_guard = 50"] {
         assert!(printed.contains(key), "{key} in {printed}");
     }
-    // --quantiles adds the percentiles that are not columns already, after the last column but the
-    // note.
+    // --quantiles adds the percentiles that are not columns already, after the last column but
+    // realised_load and the note.
     let q = ok(&["--requests", "2e4", "--warmup", "2e3", "--quantiles", "50,75,99.99"]);
     let header = q.lines().next().unwrap();
-    assert!(header.ends_with(",load,p75,p99.99,note"), "{header}");
+    assert!(header.ends_with(",load,p75,p99.99,realised_load,note"), "{header}");
     assert_eq!(header.matches("p50").count(), 1, "{header}");
     for (p75, p90) in csv_column(&q, "p75").iter().zip(csv_column(&q, "p90")) {
         let (p75, p90): (f64, f64) = (p75.parse().unwrap(), p90.parse().unwrap());
@@ -1412,12 +1412,9 @@ fn run_takes_the_run_options_of_the_other_commands() {
     }
     // --baseline compares every row with one policy of its point, paired over replications.
     let b = ok(&["--requests", "2e4", "--warmup", "2e3", "--baseline", "p2c"]);
-    assert!(
-        b.lines()
-            .next()
-            .unwrap()
-            .ends_with(",load,mean_vs_base,mean_vs_base_ci95,p99_vs_base,p99_vs_base_ci95,note")
-    );
+    assert!(b.lines().next().unwrap().ends_with(
+        ",load,mean_vs_base,mean_vs_base_ci95,p99_vs_base,p99_vs_base_ci95,realised_load,note"
+    ));
     assert_eq!(csv_column(&b, "mean_vs_base")[1].parse::<f64>().unwrap(), 0.0);
     let vs: f64 = csv_column(&b, "mean_vs_base")[2].parse().unwrap();
     assert!(vs < -0.3, "jsq against p2c at load 0.8 on 20 servers: {vs}");
