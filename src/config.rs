@@ -248,12 +248,17 @@ fn check_run_outputs(
     }
     let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(w, p)| (*w, p.as_path())).collect();
     check_inputs_kept(&[("--out", out), ("--series", a.series.as_deref())], &inputs)?;
-    if let (Some(series), Some(out)) = (&a.series, out)
-        && crate::output::dest::same_file(series, out)
-    {
-        return Err(conflict("--series", "and --out name the same file"));
+    check_series_apart(a.series.as_deref(), out)
+}
+
+/// `--series` and `--out` may not name the same file (by device and inode, through links).
+pub fn check_series_apart(series: Option<&Path>, out: Option<&Path>) -> Result<(), UsageError> {
+    match (series, out) {
+        (Some(series), Some(out)) if crate::output::dest::same_file(series, out) => {
+            Err(conflict("--series", "and --out name the same file"))
+        }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Number of levels `fixed` lists for `(lambda, d)`: the `i` with `s_i >= MIN_THEORY`, that is

@@ -66,7 +66,7 @@ fn main() -> ExitCode {
         say(warning);
     }
     // A diagnostic, not progress: printed with --quiet too.
-    if let Some(line) = lbsim::experiment::estimate::warning(cfg) {
+    if let Some(line) = lbsim::experiment::estimate::warning(cfg, job.replications()) {
         say(&line);
     }
     // Open every destination before the run: an unwritable one fails at once.

@@ -378,8 +378,10 @@ fn a_merge_into_one_of_its_shards_is_refused_and_the_shard_kept() {
         refused(&out, "--out names a shard");
         assert_eq!(std::fs::read(&files[0]).unwrap(), before);
     }
+    let second = std::fs::read(&files[1]).unwrap();
     let svg = merge(&[&files[0], &files[1]], &["--plot", files[1].to_str().unwrap(), "-o", "x"]);
-    assert_eq!(svg.status.code(), Some(2));
+    refused(&svg, "--plot names a shard");
+    assert_eq!(std::fs::read(&files[1]).unwrap(), second);
 }
 
 trait Mkdir {
@@ -448,6 +450,13 @@ fn sharded_series_are_written_by_merge_series_only() {
     let merged = path("merged.csv");
     merge_ok(&[&files[0], &files[1]], &["--series", &merged]);
     assert_eq!(std::fs::read(&merged).unwrap(), series);
+    // --series may not replace a shard, nor name the file --out writes.
+    let first = std::fs::read(&files[0]).unwrap();
+    let into = merge(&[&files[0], &files[1]], &["--series", files[0].to_str().unwrap()]);
+    refused(&into, "--series names a shard");
+    assert_eq!(std::fs::read(&files[0]).unwrap(), first);
+    let both = merge(&[&files[0], &files[1]], &["--series", &merged, "-o", &merged]);
+    refused(&both, "--series and --out name the same file");
     // Shards run without --series have no windows to write.
     let plain = shards(&dir, &small("2"), 1);
     refused(&merge(&[&plain[0]], &["--series", &merged]), "--series");

@@ -69,3 +69,11 @@ impl Drop for Dir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// The CSV column `name` of `csv` (plain cells: no quoting).
+pub fn column(csv: &str, name: &str) -> Vec<String> {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let c = header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name}: {csv}"));
+    lines.map(|l| l.split(',').nth(c).unwrap().to_string()).collect()
+}

@@ -1372,14 +1372,6 @@ fn parse_and_validation_agree_with_the_binary_on_plain_cases() {
     assert!(cli.global.quiet);
 }
 
-/// The CSV column `name` of `csv`.
-fn csv_column(csv: &str, name: &str) -> Vec<String> {
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let c = header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name}: {csv}"));
-    lines.map(|l| l.split(',').nth(c).unwrap().to_string()).collect()
-}
-
 #[test]
 fn run_takes_the_run_options_of_the_other_commands() {
     let dir = crate::util::Dir::new("run-options");
@@ -1406,7 +1398,7 @@ fn run_takes_the_run_options_of_the_other_commands() {
     let header = q.lines().next().unwrap();
     assert!(header.ends_with(",load,p75,p99.99,realised_load,note"), "{header}");
     assert_eq!(header.matches("p50").count(), 1, "{header}");
-    for (p75, p90) in csv_column(&q, "p75").iter().zip(csv_column(&q, "p90")) {
+    for (p75, p90) in crate::util::column(&q, "p75").iter().zip(crate::util::column(&q, "p90")) {
         let (p75, p90): (f64, f64) = (p75.parse().unwrap(), p90.parse().unwrap());
         assert!(p75 > 0.0 && p75 < p90, "p75 {p75}, p90 {p90}");
     }
@@ -1415,8 +1407,8 @@ fn run_takes_the_run_options_of_the_other_commands() {
     assert!(b.lines().next().unwrap().ends_with(
         ",load,mean_vs_base,mean_vs_base_ci95,p99_vs_base,p99_vs_base_ci95,realised_load,note"
     ));
-    assert_eq!(csv_column(&b, "mean_vs_base")[1].parse::<f64>().unwrap(), 0.0);
-    let vs: f64 = csv_column(&b, "mean_vs_base")[2].parse().unwrap();
+    assert_eq!(crate::util::column(&b, "mean_vs_base")[1].parse::<f64>().unwrap(), 0.0);
+    let vs: f64 = crate::util::column(&b, "mean_vs_base")[2].parse().unwrap();
     assert!(vs < -0.3, "jsq against p2c at load 0.8 on 20 servers: {vs}");
     for args in [
         &["--baseline", "nope"][..],
@@ -1466,10 +1458,14 @@ fn run_precision_is_homo_precision_from_the_command_line_or_the_file() {
     let file = dir.file("h.toml", &printed);
     let via_file = crate::util::lbsim_ok(&["run", &file, "-q", "--format", "csv"]);
     for c in ["policy", "mean", "mean_ci95", "p99", "steady", "requests"] {
-        assert_eq!(csv_column(&direct, c), csv_column(&via_file, c), "column {c}");
+        assert_eq!(
+            crate::util::column(&direct, c),
+            crate::util::column(&via_file, c),
+            "column {c}"
+        );
     }
     let requests: Vec<u64> =
-        csv_column(&direct, "requests").iter().map(|r| r.parse().unwrap()).collect();
+        crate::util::column(&direct, "requests").iter().map(|r| r.parse().unwrap()).collect();
     assert!(requests.iter().any(|&r| r > 10_000), "some row doubled: {requests:?}");
     let plain = dir.file("plain.toml", &printed.replace("precision = 0.03\n", ""));
     let via_option = crate::util::lbsim_ok(&[
@@ -1561,12 +1557,15 @@ fn a_run_estimated_over_an_hour_warns_before_starting() {
 #[test]
 fn a_default_run_does_not_warn_of_its_length() {
     let cfg = Config::from_cli(&Cli::parse_from(["lbsim", "homo"])).expect("valid");
-    let s = experiment::estimate::seconds(&cfg, 1).expect("homo is estimated");
+    let all = experiment::replications(&cfg);
+    let (_, s) = experiment::estimate::estimate(&cfg, all, 1).expect("homo is estimated");
     assert!(s < experiment::estimate::WARN_AFTER, "{s}");
-    assert!(experiment::estimate::warning(&cfg).is_none());
+    assert!(experiment::estimate::warning(&cfg, all).is_none());
     let long =
         Config::from_cli(&Cli::parse_from(["lbsim", "homo", "--requests", "1e11"])).expect("valid");
-    assert!(experiment::estimate::warning(&long).is_some());
+    assert!(experiment::estimate::warning(&long, experiment::replications(&long)).is_some());
+    // A merge simulates nothing: no estimate, however long the run its shards made.
+    assert!(experiment::estimate::warning(&long, 0).is_none());
 }
 
 /// Clap's usage errors are printed whole: every missing argument, and its suggestions.

@@ -6,7 +6,6 @@
 //! `wrr-orca`, divided by [`EVENTS_PER_SECOND`] per worker thread.
 
 use crate::config::{Config, Experiment, RunConfig};
-use crate::model::Farm;
 use crate::policy::{PolicyKind, Tuning};
 
 use super::{fixed, hetero, homo, run, stale};
@@ -51,10 +50,6 @@ fn arrivals(run: &RunConfig) -> f64 {
     (run.warmup as f64 + run.requests as f64) * passes
 }
 
-fn farm_rate(farm: &Farm) -> f64 {
-    farm.load * f64::from(farm.slots) * farm.rates.iter().sum::<f64>()
-}
-
 /// The events the configured run implies, or `None` for the commands not estimated.
 pub fn planned_events(cfg: &Config) -> Option<f64> {
     let scenarios = |plan: Vec<super::Scenario>, r: &RunConfig| {
@@ -64,7 +59,7 @@ pub fn planned_events(cfg: &Config) -> Option<f64> {
                     policy: s.policy,
                     tuning: &s.tuning,
                     servers: s.farm.rates.len(),
-                    arrival_rate: farm_rate(&s.farm),
+                    arrival_rate: s.farm.arrival_rate(),
                     arrivals: arrivals(r),
                 })
             })
@@ -98,23 +93,25 @@ fn run_point_events(p: &run::Point) -> f64 {
         .sum()
 }
 
-/// Seconds the configured run should take at most on `threads` workers, or `None`.
-pub fn seconds(cfg: &Config, threads: usize) -> Option<f64> {
-    let replications = super::replications(cfg).max(1);
+/// The events and seconds of the part of the configured run that a job runs (`replications` of
+/// the command's [`replications`](super::replications): all of them for a whole run, a shard's
+/// share, none for `merge`) on `threads` workers, or `None` for the commands not estimated.
+pub fn estimate(cfg: &Config, replications: u64, threads: usize) -> Option<(f64, f64)> {
+    let share = replications as f64 / super::replications(cfg).max(1) as f64;
+    let events = planned_events(cfg)? * share.min(1.0);
     let workers = (threads as u64).min(replications).max(1) as f64;
-    planned_events(cfg).map(|e| e / (EVENTS_PER_SECOND * workers))
+    Some((events, events / (EVENTS_PER_SECOND * workers)))
 }
 
-/// The line to print before a run estimated over [`WARN_AFTER`], or `None`.
-pub fn warning(cfg: &Config) -> Option<String> {
+/// The line to print before a job of `replications` estimated over [`WARN_AFTER`], or `None`.
+pub fn warning(cfg: &Config, replications: u64) -> Option<String> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let s = seconds(cfg, cfg.common.threads.unwrap_or(cores))?;
+    let (events, s) = estimate(cfg, replications, cfg.common.threads.unwrap_or(cores))?;
     (s > WARN_AFTER).then(|| {
         format!(
-            "warning: this run is estimated to take about {} ({:.1e} events at {:.0e} events/s \
-             per thread); fewer --requests, --seeds, loads or policies shorten it",
+            "warning: this run is estimated to take about {} ({events:.1e} events at {:.0e} \
+             events/s per thread); fewer --requests, --seeds, loads or policies shorten it",
             human(s),
-            planned_events(cfg).unwrap_or(0.0),
             EVENTS_PER_SECOND
         )
     })

@@ -106,6 +106,16 @@ pub fn read(cli: &Cli, args: &MergeArgs) -> Result<(Config, Merged), UsageError>
     if args.files.iter().filter(|f| *f == Path::new("-")).count() > 1 {
         return Err(fail("merge reads standard input (-) once: name it once"));
     }
+    // Outputs are checked against the shards before anything else is read: whatever else is wrong
+    // with the command, a shard is never the file it is told to write.
+    let shards: Vec<(&str, &Path)> = args.files.iter().map(|f| ("a shard", f.as_path())).collect();
+    let outputs = [
+        ("--out", g.out.as_deref()),
+        ("--plot", args.plot.as_deref()),
+        ("--series", args.series.as_deref()),
+    ];
+    crate::config::check_inputs_kept(&outputs, &shards)?;
+    crate::config::check_series_apart(args.series.as_deref(), g.out.as_deref())?;
     let mut inputs = args.files.iter().map(|f| Input::open(f)).collect::<Result<Vec<_>, _>>()?;
     let first = &mut inputs[0];
     let Some((text, _)) = first.next()? else {
@@ -124,9 +134,6 @@ pub fn read(cli: &Cli, args: &MergeArgs) -> Result<(Config, Merged), UsageError>
     first.ahead = Some(text);
     first.line = 0;
     let cfg = command(cli, args, &manifest, &first.name)?;
-    let shards: Vec<(&str, &Path)> = args.files.iter().map(|f| ("a shard", f.as_path())).collect();
-    let outputs = [("--out", cfg.common.out.as_deref()), ("--plot", cfg.common.plot.as_deref())];
-    crate::config::check_inputs_kept(&outputs, &shards)?;
     let plan = Plan::of(&cfg)?;
     let tasks = plan.tasks(&cfg.common);
     if plan_hash(&cfg) != manifest.plan || tasks != manifest.tasks {

@@ -221,6 +221,15 @@ impl ServiceSpec {
                         high,
                     );
                 }
+                if !BoundedPareto::new(alpha, high).has_mean_one() {
+                    return bad(
+                        "high",
+                        "a value for which a mean-1 law exists at this alpha (raise alpha or lower \
+                         high)",
+                        "bounded-pareto",
+                        high,
+                    );
+                }
                 Ok(())
             }
             ServiceSpec::Empirical { ref file, ref column } => {
@@ -319,15 +328,15 @@ impl ServiceSpec {
     }
 }
 
-/// SCV of the mean-1 classic Pareto: `1/(alpha (alpha - 2))` for `alpha > 2`, else infinite.
 /// Expected draws of a hyperexponential's rare branch over a run below which its mean is carried by
 /// a handful of draws (see [`Service::untrusted_mean`]).
-pub const RARE_DRAWS: f64 = 30.0;
+const RARE_DRAWS: f64 = 30.0;
 
 /// The bias of a sample mean whose law's rare huge values carry the mean.
 const READS_LOW: &str =
     "the mean reads low (the rare huge demands that carry it are mostly missing from a finite run)";
 
+/// SCV of the mean-1 classic Pareto: `1/(alpha (alpha - 2))` for `alpha > 2`, else infinite.
 fn pareto_scv(alpha: f64) -> f64 {
     if alpha > 2.0 { 1.0 / (alpha * (alpha - 2.0)) } else { f64::INFINITY }
 }
@@ -369,16 +378,27 @@ impl BoundedPareto {
         BoundedPareto { alpha, low: (0.5 * (lo + hi)).exp(), high }
     }
 
-    /// `E[S^k] = alpha low^alpha / (1 - (low/high)^alpha) * (low^(k-alpha) - high^(k-alpha)) /
-    /// (alpha - k)`, and `alpha low^alpha ln(high/low) / (1 - (low/high)^alpha)` at `k = alpha`.
+    /// `E[S^k] = alpha / (alpha - k) * (low^k - low^alpha high^(k-alpha)) / (1 - (low/high)^alpha)`,
+    /// and `alpha low^alpha ln(high/low) / (1 - (low/high)^alpha)` at `k = alpha`. The powers are
+    /// taken in log space: `low^alpha` underflows and `low^-alpha` overflows long before their
+    /// product does, and a NaN there would steer the bisection of [`BoundedPareto::new`] to the
+    /// bottom of its range.
     fn moment(&self, k: f64) -> f64 {
         let BoundedPareto { alpha, low, high } = *self;
-        let c = alpha * low.powf(alpha) / (1.0 - (low / high).powf(alpha));
+        let (ln_low, ln_high) = (low.ln(), high.ln());
+        let tail = 1.0 - (alpha * (ln_low - ln_high)).exp();
         if (alpha - k).abs() < 1e-9 {
-            c * (high / low).ln()
+            alpha * (alpha * ln_low).exp() * (ln_high - ln_low) / tail
         } else {
-            c * (low.powf(k - alpha) - high.powf(k - alpha)) / (alpha - k)
+            let cross = (alpha * ln_low + (k - alpha) * ln_high).exp();
+            alpha / (alpha - k) * ((k * ln_low).exp() - cross) / tail
         }
+    }
+
+    /// Whether the bisection found a law of mean 1 (it cannot when `alpha` is tiny and `high`
+    /// huge: the mean stays below 1 for every `low` a double can hold).
+    fn has_mean_one(&self) -> bool {
+        (self.moment(1.0) - 1.0).abs() < 1e-9
     }
 
     /// `E[S^2] - 1` (the mean is 1).
@@ -588,6 +608,10 @@ mod tests {
             ServiceSpec::Uniform { low: 1.0, high: 3.0 },
             ServiceSpec::BoundedPareto { alpha: 1.5, high: 30.0 },
             ServiceSpec::BoundedPareto { alpha: 1.0, high: 100.0 },
+            // Steep tails: low^alpha and low^-alpha overflow apart where their product does not.
+            ServiceSpec::BoundedPareto { alpha: 3.0, high: 30.0 },
+            ServiceSpec::BoundedPareto { alpha: 10.0, high: 10.0 },
+            ServiceSpec::BoundedPareto { alpha: 100.0, high: 2.0 },
         ];
         for spec in cases {
             let s = build(spec.clone());
