@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
+use crate::config::limits;
 use crate::input;
 use crate::model::RateChange;
 use crate::workload::{ArrivalSpec, Arrivals, KeySpec, Service, ServiceSpec};
@@ -627,10 +628,21 @@ fn count(key: &'static str, c: Count, min: u64, max: u64) -> Result<u64, Invalid
 impl Spec {
     /// Refuses impossible values, naming the key.
     pub fn validate(&self) -> Result<(), Invalid> {
-        use crate::config::limits;
         if self.policies.is_empty() {
             return Err(invalid("policies", "needs at least one policy"));
         }
+        let servers = self.validate_farm()?;
+        self.validate_events()?;
+        self.validate_arrivals()?;
+        self.service.validate().map_err(keyed)?;
+        self.validate_info(servers)?;
+        self.keys.validate().map_err(|(key, message)| invalid(&key, message))?;
+        self.validate_run()?;
+        self.validate_precision()
+    }
+
+    /// `farm.groups` and `farm.slots`; the number of servers.
+    fn validate_farm(&self) -> Result<u64, Invalid> {
         if self.farm.groups.is_empty() {
             return Err(invalid("farm.groups", "needs at least one group"));
         }
@@ -672,6 +684,11 @@ impl Spec {
                 format!("{workers} workers (servers times slots); at most {}", limits::SERVERS),
             ));
         }
+        Ok(servers)
+    }
+
+    /// `events`: each at a time >= 0, for a group of the farm, with a possible rate.
+    fn validate_events(&self) -> Result<(), Invalid> {
         for (i, e) in self.events.iter().enumerate() {
             let key = "events";
             let which = format!("event {} (at = {})", i + 1, e.at);
@@ -694,6 +711,11 @@ impl Spec {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// `arrivals` and `admission`, and the load against the farm's capacity.
+    fn validate_arrivals(&self) -> Result<(), Invalid> {
         self.arrivals.validate().map_err(keyed)?;
         if let Some(a) = &self.admission {
             a.resolve().map_err(keyed)?;
@@ -702,17 +724,18 @@ impl Spec {
         let max_load = self.max_load();
         match self.arrivals.load_rate() {
             Some((Some(load), _)) if !(limits::MIN_LOAD..max_load).contains(&load) => {
-                return Err(invalid("arrivals.load", load_expected(max_load, load)));
+                Err(invalid("arrivals.load", load_expected(max_load, load)))
             }
-            Some((None, Some(rate))) if rate >= self.capacity() * max_load => {
-                return Err(invalid(
-                    "arrivals.rate",
-                    format!("{rate} is at or above the farm's capacity {}", self.capacity()),
-                ));
-            }
-            _ => {}
+            Some((None, Some(rate))) if rate >= self.capacity() * max_load => Err(invalid(
+                "arrivals.rate",
+                format!("{rate} is at or above the farm's capacity {}", self.capacity()),
+            )),
+            _ => Ok(()),
         }
-        self.service.validate().map_err(keyed)?;
+    }
+
+    /// `info`: its kind and period, clients and subsets (of at most `servers`).
+    fn validate_info(&self, servers: u64) -> Result<(), Invalid> {
         match self.info.kind() {
             "live" | "local" => {
                 if self.info.period.is_some() || self.info.local {
@@ -768,7 +791,11 @@ impl Spec {
         if self.info.subset.is_some() && self.info.kind() == "board" {
             return Err(invalid("info.subset", "subsets need \"live\" or \"local\" information"));
         }
-        self.keys.validate().map_err(|(key, message)| invalid(&key, message))?;
+        Ok(())
+    }
+
+    /// `run.requests`, `run.warmup`, `run.seeds` and `run.queue_guard`.
+    fn validate_run(&self) -> Result<(), Invalid> {
         count("run.requests", self.run.requests, 2, limits::ARRIVALS)?;
         match &self.run.warmup {
             Warmup::Arrivals(w) => {
@@ -784,12 +811,11 @@ impl Spec {
         }
         count("run.seeds", self.run.seeds, 1, limits::REPLICATIONS)?;
         count("run.queue_guard", self.run.queue_guard, 1, limits::QUEUE_GUARD)?;
-        self.validate_precision()
+        Ok(())
     }
 
     /// `run.precision` and `run.max_requests`.
     fn validate_precision(&self) -> Result<(), Invalid> {
-        use crate::config::limits;
         let Some(r) = self.run.precision else {
             return match self.run.max_requests {
                 Some(_) => Err(invalid("run.max_requests", "only applies with run.precision")),
