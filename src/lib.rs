@@ -26,6 +26,7 @@
 pub mod admission;
 pub mod cli;
 pub mod config;
+pub mod count;
 pub mod engine;
 pub mod error;
 pub mod experiment;
