@@ -34,8 +34,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
-use crate::config::limits;
 use crate::input;
+use crate::limits;
 use crate::model::RateChange;
 use crate::workload::{ArrivalSpec, Arrivals, KeySpec, Service, ServiceSpec};
 
@@ -317,7 +317,7 @@ impl Default for RunSpec {
 impl RunSpec {
     /// The most measured arrivals `precision` may double a row to.
     pub fn max_requests(&self) -> u64 {
-        self.max_requests.map_or(crate::config::DEFAULT_MAX_REQUESTS.max(self.requests.0), |m| m.0)
+        self.max_requests.map_or(limits::DEFAULT_MAX_REQUESTS.max(self.requests.0), |m| m.0)
     }
 }
 
