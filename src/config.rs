@@ -35,64 +35,7 @@ fn too_large(option: impl Into<String>, limit: impl Into<String>) -> UsageError 
     UsageError::TooLarge { option: option.into(), limit: limit.into() }
 }
 
-/// Upper bounds that keep a run within memory and within a human lifetime.
-pub mod limits {
-    /// Servers in a farm (each costs ~100 bytes per replication in flight).
-    pub const SERVERS: u64 = 1_000_000;
-    /// Balls and bins in `bins` (4 bytes per bin per replication in flight).
-    pub const BINS: u64 = 100_000_000;
-    /// Warm-up plus measured arrivals per replication (10^12 is about a day at full speed).
-    pub const ARRIVALS: u64 = 1_000_000_000_000;
-    /// Replications in one command, all its shards together (each is folded into its row as it
-    /// finishes; a row keeps 16 bytes per replication for its intervals, so 10^7 keep 160 MB).
-    pub const REPLICATIONS: u64 = 10_000_000;
-    /// Largest `--threads` accepted.
-    pub const THREADS: u64 = 1024;
-    /// Worker threads started per available core at most: a run is CPU-bound, so more only add
-    /// the cost of starting them (1024 threads turn a 0.05 s run into a second).
-    pub const THREADS_PER_CORE: usize = 4;
-    /// Largest queue guard.
-    pub const QUEUE_GUARD: u64 = 1_000_000_000;
-    /// Smallest positive board period (each period costs one O(n) post).
-    pub const MIN_PERIOD: f64 = 1e-3;
-    /// Largest service rate or weight ratio handled.
-    pub const RATE: f64 = 1e6;
-    /// Smallest service rate (times stay within a few orders of magnitude of a service time).
-    pub const MIN_RATE: f64 = 1e-6;
-    /// Smallest load: below it the simulated clock grows so large that a sojourn time is lost in
-    /// the rounding of the time stamps.
-    pub const MIN_LOAD: f64 = 1e-6;
-    /// Server updates by board posts per replication in `stale` (servers x posts).
-    pub const BOARD_UPDATES: f64 = 1e12;
-    /// Levels (output rows) per `(lambda, d)` in `fixed`.
-    pub const LEVELS: u64 = 10_000;
-    /// Rows printed by `swrr --trace` times the servers in each.
-    pub const TRACE_CELLS: u64 = 1_000_000;
-    /// Cycle times servers, per weight set compared by `swrr`.
-    pub const SWRR_WORK: u64 = 100_000_000;
-    /// Simulated time per replication, in mean service times of the fastest server: beyond it the
-    /// clock's rounding (2^-52 of the time) is no longer small against a service time.
-    pub const HORIZON: f64 = 1e12;
-    /// Choices of `pNc` and of `fixed --d` (a pick samples N distinct servers, in O(N^2)).
-    pub const CHOICES: u32 = crate::policy::registry::MAX_CHOICES;
-    /// `swrr`'s cycle times servers (computed once per replication, one O(n) step per pick).
-    pub const SWRR_SETUP: u64 = 1_000_000_000;
-    /// Memory the replications running at once may hold, in bytes.
-    pub const MEMORY: u64 = 8 << 30;
-    /// Arrivals of `limit` over all its replications (about a minute of limiter decisions).
-    pub const LIMIT_ARRIVALS: f64 = 1e9;
-    /// Bytes a replication of `limit` holds per arrival: its time and its release time (8 bytes
-    /// each), its decision (1), and twice that while a vector doubles its capacity.
-    pub const BYTES_PER_LIMIT_ARRIVAL: u64 = 40;
-    /// Bytes a farm holds per server in one replication (queues, load table, counters).
-    pub const BYTES_PER_SERVER: u64 = 100;
-    /// Bytes `bins` holds per bin in one replication.
-    pub const BYTES_PER_BIN: u64 = 2;
-    /// Keys placed by `hash` (8 bytes each, held once, plus 4 per replication in flight).
-    pub const HASH_KEYS: u64 = 100_000_000;
-    /// Points on one ring of `hash` (servers + 1 times vnodes; 16 bytes each).
-    pub const RING_POINTS: u64 = 10_000_000;
-}
+pub use crate::limits;
 
 /// Parses a count: digits with optional `_` separators (each between two digits, as in
 /// `1_000_000`), or an exact integer in `1e6` notation.
@@ -659,8 +602,7 @@ pub struct Config {
     pub warnings: Vec<String>,
 }
 
-/// Default of `--max-requests`.
-pub const DEFAULT_MAX_REQUESTS: u64 = 100_000_000;
+pub use crate::limits::DEFAULT_MAX_REQUESTS;
 
 fn run_config(
     a: &cli::RunArgs,
@@ -1282,393 +1224,18 @@ impl Config {
     /// Validates the parsed command line.
     pub fn from_cli(cli: &Cli) -> Result<Config, UsageError> {
         let g = &cli.global;
-        if let Command::Swrr(_) = cli.command {
-            // `swrr` is exact arithmetic: no replications, no randomness, no workers.
-            let unused = [("--seeds", g.seeds.is_some()), ("--seed", g.seed.is_some())];
-            let unused = unused.into_iter().chain([("--threads", g.threads.is_some())]);
-            if let Some((option, _)) = unused.into_iter().find(|&(_, given)| given) {
-                return Err(conflict(
-                    option,
-                    "is not used by swrr, which runs no replications and draws no random numbers",
-                ));
-            }
-        }
-        let default_seeds = match cli.command {
-            Command::Fixed(_) => 3,
-            Command::Subset(_) => crate::experiment::subset::DEFAULT_SEEDS,
-            _ => 5,
-        };
-        let seeds = match &g.seeds {
-            Some(s) => parse_count("--seeds", s, 1, limits::REPLICATIONS)?,
-            None => default_seeds,
-        };
-        let seed = match &g.seed {
-            Some(s) => parse_count("--seed", s, 0, u64::MAX)?,
-            None => 1,
-        };
-        let mut warnings = Vec::new();
-        let threads = match &g.threads {
-            Some(s) => {
-                let asked = parse_count("--threads", s, 1, limits::THREADS)? as usize;
-                let most = limits::THREADS_PER_CORE * available_cores();
-                if asked > most {
-                    warnings.push(format!(
-                        "warning: --threads {asked} lowered to {most} ({} per core available; more only add overhead)",
-                        limits::THREADS_PER_CORE
-                    ));
-                }
-                Some(asked.min(most))
-            }
-            None => None,
-        };
-        // `-o -` is stdout, as without `-o`.
-        let out = g.out.clone().filter(|out| out != Path::new("-"));
-        if let Some(out) = &out {
-            check_out("--out", out)?;
-        }
-        let plot = match &cli.command {
-            Command::Fixed(a) => a.plot.clone(),
-            Command::Stale(a) => a.plot.clone(),
-            _ => None,
-        };
-        if let Some(plot) = &plot {
-            if plot == Path::new("-") {
-                if out.is_none() {
-                    return Err(conflict(
-                        "--plot -",
-                        "sends the figure to stdout, where the table goes too: send the table to a file with -o FILE",
-                    ));
-                }
-            } else {
-                check_out("--plot", plot)?;
-            }
-            let same = out.as_deref().is_some_and(|out| {
-                out == plot
-                    || crate::output::dest::identity(out) == crate::output::dest::identity(plot)
-            });
-            if same {
-                return Err(conflict("--plot", "and --out name the same file"));
-            }
-        }
-        let mut common = Common { seeds, seed, format: g.format, threads, out, plot };
-        let servers = |opt: &str, s: &str, min: u64| -> Result<usize, UsageError> {
-            Ok(parse_count(opt, s, min, limits::SERVERS)? as usize)
-        };
-
+        let (mut common, warnings) = common_config(cli)?;
+        let (seeds, threads) = (common.seeds, common.threads);
         let experiment = match &cli.command {
             Command::Run(a) => run_scenario(a, &mut common, g.seeds.is_some(), g.seed.is_some())?,
             Command::Subset(a) => Experiment::Subset(crate::experiment::subset::config(a, seeds)?),
-            Command::Limit(a) => {
-                if a.limiter.is_none() {
-                    let given = [
-                        ("--pattern", a.pattern.is_some()),
-                        ("--duration", a.duration.is_some()),
-                        ("--capacity", a.capacity.is_some()),
-                    ];
-                    if let Some((option, _)) = given.iter().find(|(_, g)| *g) {
-                        return Err(conflict(
-                            option,
-                            "needs --limiter (without one, limit runs the chapter's claims)",
-                        ));
-                    }
-                }
-                let positive = |option: &str, s: &Option<String>, default: &str| {
-                    let s = s.as_deref().unwrap_or(default);
-                    parse_f64(option, s, |x| x > 0.0 && x <= 1e9, "a number > 0, at most 1e9")
-                };
-                let duration = positive("--duration", &a.duration, "100")?;
-                let capacity = positive("--capacity", &a.capacity, "100")?;
-                let pattern = a.pattern.as_deref().unwrap_or("poisson:rate=200");
-                let cfg = crate::experiment::limit::LimitConfig::new(
-                    a.limiter.as_deref(),
-                    pattern,
-                    duration,
-                    capacity,
-                )
-                .map_err(UsageError::Other)?;
-                if let crate::experiment::limit::Pattern::Trace { file, .. } = &cfg.arrivals {
-                    let trace = [("the trace", Path::new(file))];
-                    check_inputs_kept(&[("--out", common.out.as_deref())], &trace)?;
-                }
-                check_limit_size(&cfg, common.seeds)?;
-                Experiment::Limit(cfg)
-            }
-            Command::Bins(a) => {
-                let n = parse_list("--n", &a.n, |s| parse_count("--n", s, 1, limits::BINS))?;
-                let d = parse_list("--d", &a.d, |s| Ok(parse_count("--d", s, 1, 64)? as u32))?;
-                let variants = parse_list("--variants", &a.variants, |s| match s {
-                    "uniform" => Ok(Variant::Uniform),
-                    "left" => Ok(Variant::Left),
-                    _ => Err(bad("--variants", s, "expected uniform or left")),
-                })?;
-                if !variants.contains(&Variant::Uniform) && d.iter().all(|&dd| dd < 2) {
-                    return Err(conflict(
-                        "--variants left",
-                        "runs only for --d 2 or more, and --d gives only 1: nothing to run",
-                    ));
-                }
-                if let Some(&dd) = d.iter().find(|&&dd| u64::from(dd) > *n.iter().min().unwrap()) {
-                    return Err(conflict(
-                        "--d",
-                        format!(
-                            "{dd} is larger than the smallest --n; each ball needs d <= n bins"
-                        ),
-                    ));
-                }
-                check_replications(seeds, n.len() * d.len() * variants.len())?;
-                let largest = n.iter().copied().max().unwrap_or(0);
-                check_memory(
-                    threads,
-                    seeds * n.len() as u64,
-                    largest * limits::BYTES_PER_BIN,
-                    &format!("--n {largest}"),
-                )?;
-                Experiment::Bins(BinsConfig { n, d, variants })
-            }
-            Command::Fixed(a) => {
-                let n = servers("--n", &a.n, 1)?;
-                let lambda = parse_list("--lambda", &a.lambda, |s| load("--lambda", s))?;
-                let d = parse_list("--d", &a.d, |s| {
-                    Ok(parse_count("--d", s, 1, u64::from(limits::CHOICES))? as u32)
-                })?;
-                if let Some(&dd) = d.iter().find(|&&dd| dd as usize > n) {
-                    return Err(conflict(
-                        "--d",
-                        format!(
-                            "{dd} is larger than the farm (--n {n}); d distinct choices need d <= n"
-                        ),
-                    ));
-                }
-                for (&l, &dd) in lambda.iter().flat_map(|l| d.iter().map(move |dd| (l, dd))) {
-                    let levels = fixed_levels(l, dd);
-                    if levels > limits::LEVELS {
-                        return Err(too_large(
-                            format!("--lambda {l} with --d {dd}"),
-                            format!(
-                                "lists {levels} levels (s_i >= {}); at most {} are accepted: lower --lambda or raise --d",
-                                crate::experiment::fixed::MIN_THEORY,
-                                limits::LEVELS
-                            ),
-                        ));
-                    }
-                }
-                check_run_size(seeds, lambda.len() * d.len(), threads, n, &format!("--n {n}"))?;
-                let run = run_config(&a.run, 5_000_000, 500_000, seeds)?;
-                if !run.quantiles.is_empty() {
-                    return Err(conflict(
-                        "--quantiles",
-                        "does not apply to fixed, whose rows are queue-length levels",
-                    ));
-                }
-                let lowest = lambda.iter().copied().fold(1.0, f64::min);
-                check_horizon(&run, lowest * n as f64, 1.0)?;
-                if a.print_scenario {
-                    // d = 1 draws one uniform server, as random does (the same coins).
-                    let policies: Vec<PolicyKind> = d
-                        .iter()
-                        .map(|&d| if d == 1 { PolicyKind::Random } else { PolicyKind::PnC(d) })
-                        .collect();
-                    let groups = group("servers", n, 1.0).into_iter().collect();
-                    let ex = print_scenario(
-                        "fixed",
-                        groups,
-                        &policies,
-                        crate::experiment::run::DEFAULT_TAU,
-                        &run,
-                        &common,
-                        (lambda[0], None),
-                        Some(("arrivals.load", &lambda[..])),
-                    )?;
-                    return Ok(Config { experiment: ex, common, warnings });
-                }
-                Experiment::Fixed(FixedConfig { n, lambda, d, run })
-            }
-            Command::Homo(a) => {
-                let servers = servers("--servers", &a.servers, 1)?;
-                let loads = parse_list("--loads", &a.loads, |s| load("--loads", s))?;
-                let policies = policies("--policies", &a.policies, Info::Live)?;
-                check_farm_size(&policies, servers, "--servers")?;
-                check_swrr(&policies, &vec![1.0; servers])?;
-                let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
-                let what = format!("--servers {servers}");
-                check_run_size(seeds, loads.len() * policies.len(), threads, servers, &what)?;
-                let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
-                let lowest = loads.iter().copied().fold(1.0, f64::min);
-                check_horizon(&run, lowest * servers as f64, 1.0)?;
-                let baseline = baseline(&a.baseline, &policies)?;
-                if a.print_scenario {
-                    let groups = group("servers", servers, 1.0).into_iter().collect();
-                    let sweep = Some(("arrivals.load", &loads[..]));
-                    let first = (loads[0], None);
-                    return Ok(Config {
-                        experiment: print_scenario(
-                            "homo", groups, &policies, tau, &run, &common, first, sweep,
-                        )?,
-                        common,
-                        warnings,
-                    });
-                }
-                Experiment::Homo(HomoConfig { servers, loads, policies, tau, baseline, run })
-            }
-            Command::Hetero(a) => {
-                let slow = servers("--slow", &a.slow, 0)?;
-                let fast = servers("--fast", &a.fast, 0)?;
-                if slow + fast == 0 || (slow + fast) as u64 > limits::SERVERS {
-                    return Err(conflict(
-                        "--slow plus --fast",
-                        format!(
-                            "must be from 1 to {} servers, got {}",
-                            limits::SERVERS,
-                            slow + fast
-                        ),
-                    ));
-                }
-                let slow_rate = rate("--slow-rate", &a.slow_rate)?;
-                let fast_rate = rate("--fast-rate", &a.fast_rate)?;
-                let load = load("--load", &a.load)?;
-                let policies = policies("--policies", &a.policies, Info::Live)?;
-                check_farm_size(&policies, slow + fast, "--slow plus --fast")?;
-                let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
-                let what = format!("--slow plus --fast ({})", slow + fast);
-                check_run_size(seeds, policies.len(), threads, slow + fast, &what)?;
-                let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
-                let capacity = slow as f64 * slow_rate + fast as f64 * fast_rate;
-                let fastest = [(slow, slow_rate), (fast, fast_rate)]
-                    .iter()
-                    .filter(|&&(count, _)| count > 0)
-                    .fold(0.0, |m, &(_, rate)| f64::max(m, rate));
-                check_horizon(&run, load * capacity, fastest)?;
-                let baseline = baseline(&a.baseline, &policies)?;
-                let cfg = HeteroConfig {
-                    slow,
-                    slow_rate,
-                    fast,
-                    fast_rate,
-                    load,
-                    policies,
-                    tau,
-                    baseline,
-                    run,
-                };
-                check_swrr(&cfg.policies, &cfg.rates())?;
-                if a.print_scenario {
-                    let groups = [group("slow", slow, slow_rate), group("fast", fast, fast_rate)];
-                    let (first, tau) = ((cfg.load, None), cfg.tau);
-                    return Ok(Config {
-                        experiment: print_scenario(
-                            "hetero",
-                            groups.into_iter().flatten().collect(),
-                            &cfg.policies,
-                            tau,
-                            &cfg.run,
-                            &common,
-                            first,
-                            None,
-                        )?,
-                        common,
-                        warnings,
-                    });
-                }
-                Experiment::Hetero(cfg)
-            }
-            Command::Stale(a) => {
-                let servers = servers("--servers", &a.servers, 1)?;
-                let load = load("--load", &a.load)?;
-                let periods = parse_list("--periods", &a.periods, |s| {
-                    parse_f64(
-                        "--periods",
-                        s,
-                        |x| x == 0.0 || x >= limits::MIN_PERIOD,
-                        &format!("expected 0 (live) or a period >= {}", limits::MIN_PERIOD),
-                    )
-                })?;
-                let policies = policies("--policies", &a.policies, Info::Board)?;
-                check_farm_size(&policies, servers, "--servers")?;
-                check_swrr(&policies, &vec![1.0; servers])?;
-                let what = format!("--servers {servers}");
-                check_run_size(seeds, periods.len() * policies.len(), threads, servers, &what)?;
-                let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
-                check_horizon(&run, load * servers as f64, 1.0)?;
-                // A post every `period` refreshes every server; the run lasts about
-                // arrivals / (load * servers) time units.
-                let arrivals = run.most_arrivals() as f64;
-                let shortest =
-                    periods.iter().copied().filter(|&p| p > 0.0).fold(f64::MAX, f64::min);
-                let updates = arrivals / (load * servers as f64) / shortest * servers as f64;
-                if shortest < f64::MAX && updates > limits::BOARD_UPDATES {
-                    return Err(too_large(
-                        format!("--periods {shortest} at --load {load}"),
-                        format!(
-                            "means about {updates:.1e} board updates (posts x servers) per replication; at most {:.0e} are accepted: raise the period or the load, or lower --requests",
-                            limits::BOARD_UPDATES
-                        ),
-                    ));
-                }
-                let baseline = baseline(&a.baseline, &policies)?;
-                if a.print_scenario {
-                    let groups = group("servers", servers, 1.0).into_iter().collect();
-                    let sweep = Some(("info.period", &periods[..]));
-                    let ex = print_scenario(
-                        "stale",
-                        groups,
-                        &policies,
-                        crate::experiment::run::DEFAULT_TAU,
-                        &run,
-                        &common,
-                        (load, Some(periods[0])),
-                        sweep,
-                    )?;
-                    return Ok(Config { experiment: ex, common, warnings });
-                }
-                Experiment::Stale(StaleConfig { servers, load, periods, policies, baseline, run })
-            }
-            Command::Swrr(a) => {
-                let trace = a
-                    .trace
-                    .as_deref()
-                    .map(|s| weights("--trace", s, limits::TRACE_CELLS))
-                    .transpose()?;
-                let sets = match &a.weights {
-                    Some(s) => {
-                        if s.trim().is_empty() {
-                            return Err(UsageError::EmptyList {
-                                option: "--weights".into(),
-                                what: "set".into(),
-                            });
-                        }
-                        let mut sets: Vec<Vec<u64>> = Vec::new();
-                        for set in s.split(';') {
-                            if set.trim().is_empty() {
-                                return Err(UsageError::EmptyItem {
-                                    option: "--weights".into(),
-                                    what: "set".into(),
-                                    list: s.clone(),
-                                });
-                            }
-                            let w = weights("--weights", set.trim(), limits::SWRR_WORK)?;
-                            if w.len() < 2 {
-                                return Err(bad(
-                                    "--weights",
-                                    set.trim(),
-                                    "a set needs two servers or more (one server is picked every time)",
-                                ));
-                            }
-                            if sets.contains(&w) {
-                                return Err(UsageError::Duplicate {
-                                    option: "--weights".into(),
-                                    item: set.trim().into(),
-                                });
-                            }
-                            sets.push(w);
-                        }
-                        sets
-                    }
-                    // The trace compares nothing.
-                    None if trace.is_some() => Vec::new(),
-                    None => default_weight_sets(),
-                };
-                Experiment::Swrr(SwrrConfig { trace, sets })
-            }
+            Command::Limit(a) => limit_config(a, &common)?,
+            Command::Bins(a) => bins_config(a, &common)?,
+            Command::Fixed(a) => fixed_config(a, &common)?,
+            Command::Homo(a) => homo_config(a, &common)?,
+            Command::Hetero(a) => hetero_config(a, &common)?,
+            Command::Stale(a) => stale_config(a, &common)?,
+            Command::Swrr(a) => swrr_config(a)?,
             Command::Hash(a) => Experiment::Hash(hash_config(a, seeds, threads)?),
             Command::Merge(_) => {
                 return Err(UsageError::Other(
@@ -1678,6 +1245,384 @@ impl Config {
         };
         Ok(Config { common, experiment, warnings })
     }
+}
+
+/// The options every command shares (`--seeds`, `--seed`, `--threads`, `--out`, `--plot`), with
+/// the warnings they give.
+fn common_config(cli: &Cli) -> Result<(Common, Vec<String>), UsageError> {
+    let g = &cli.global;
+    if let Command::Swrr(_) = cli.command {
+        // `swrr` is exact arithmetic: no replications, no randomness, no workers.
+        let unused = [("--seeds", g.seeds.is_some()), ("--seed", g.seed.is_some())];
+        let unused = unused.into_iter().chain([("--threads", g.threads.is_some())]);
+        if let Some((option, _)) = unused.into_iter().find(|&(_, given)| given) {
+            return Err(conflict(
+                option,
+                "is not used by swrr, which runs no replications and draws no random numbers",
+            ));
+        }
+    }
+    let default_seeds = match cli.command {
+        Command::Fixed(_) => 3,
+        Command::Subset(_) => crate::experiment::subset::DEFAULT_SEEDS,
+        _ => 5,
+    };
+    let seeds = match &g.seeds {
+        Some(s) => parse_count("--seeds", s, 1, limits::REPLICATIONS)?,
+        None => default_seeds,
+    };
+    let seed = match &g.seed {
+        Some(s) => parse_count("--seed", s, 0, u64::MAX)?,
+        None => 1,
+    };
+    let mut warnings = Vec::new();
+    let threads = match &g.threads {
+        Some(s) => {
+            let asked = parse_count("--threads", s, 1, limits::THREADS)? as usize;
+            let most = limits::THREADS_PER_CORE * available_cores();
+            if asked > most {
+                warnings.push(format!(
+                    "warning: --threads {asked} lowered to {most} ({} per core available; more only add overhead)",
+                    limits::THREADS_PER_CORE
+                ));
+            }
+            Some(asked.min(most))
+        }
+        None => None,
+    };
+    // `-o -` is stdout, as without `-o`.
+    let out = g.out.clone().filter(|out| out != Path::new("-"));
+    if let Some(out) = &out {
+        check_out("--out", out)?;
+    }
+    let plot = match &cli.command {
+        Command::Fixed(a) => a.plot.clone(),
+        Command::Stale(a) => a.plot.clone(),
+        _ => None,
+    };
+    if let Some(plot) = &plot {
+        if plot == Path::new("-") {
+            if out.is_none() {
+                return Err(conflict(
+                    "--plot -",
+                    "sends the figure to stdout, where the table goes too: send the table to a file with -o FILE",
+                ));
+            }
+        } else {
+            check_out("--plot", plot)?;
+        }
+        let same = out.as_deref().is_some_and(|out| {
+            out == plot || crate::output::dest::identity(out) == crate::output::dest::identity(plot)
+        });
+        if same {
+            return Err(conflict("--plot", "and --out name the same file"));
+        }
+    }
+    let common = Common { seeds, seed, format: g.format, threads, out, plot };
+    Ok((common, warnings))
+}
+
+/// A server count from `min` to [`limits::SERVERS`].
+fn server_count(option: &str, s: &str, min: u64) -> Result<usize, UsageError> {
+    Ok(parse_count(option, s, min, limits::SERVERS)? as usize)
+}
+
+/// Validates `lbsim limit`: a limiter, its pattern, duration and capacity (or the claims).
+fn limit_config(a: &cli::LimitArgs, common: &Common) -> Result<Experiment, UsageError> {
+    if a.limiter.is_none() {
+        let given = [
+            ("--pattern", a.pattern.is_some()),
+            ("--duration", a.duration.is_some()),
+            ("--capacity", a.capacity.is_some()),
+        ];
+        if let Some((option, _)) = given.iter().find(|(_, g)| *g) {
+            return Err(conflict(
+                option,
+                "needs --limiter (without one, limit runs the chapter's claims)",
+            ));
+        }
+    }
+    let positive = |option: &str, s: &Option<String>, default: &str| {
+        let s = s.as_deref().unwrap_or(default);
+        parse_f64(option, s, |x| x > 0.0 && x <= 1e9, "a number > 0, at most 1e9")
+    };
+    let duration = positive("--duration", &a.duration, "100")?;
+    let capacity = positive("--capacity", &a.capacity, "100")?;
+    let pattern = a.pattern.as_deref().unwrap_or("poisson:rate=200");
+    let cfg = crate::experiment::limit::LimitConfig::new(
+        a.limiter.as_deref(),
+        pattern,
+        duration,
+        capacity,
+    )
+    .map_err(UsageError::Other)?;
+    if let crate::experiment::limit::Pattern::Trace { file, .. } = &cfg.arrivals {
+        let trace = [("the trace", Path::new(file))];
+        check_inputs_kept(&[("--out", common.out.as_deref())], &trace)?;
+    }
+    check_limit_size(&cfg, common.seeds)?;
+    Ok(Experiment::Limit(cfg))
+}
+
+/// Validates `lbsim bins`: the bin counts, choices and variants.
+fn bins_config(a: &cli::BinsArgs, common: &Common) -> Result<Experiment, UsageError> {
+    let (seeds, threads) = (common.seeds, common.threads);
+    let n = parse_list("--n", &a.n, |s| parse_count("--n", s, 1, limits::BINS))?;
+    let d = parse_list("--d", &a.d, |s| Ok(parse_count("--d", s, 1, 64)? as u32))?;
+    let variants = parse_list("--variants", &a.variants, |s| match s {
+        "uniform" => Ok(Variant::Uniform),
+        "left" => Ok(Variant::Left),
+        _ => Err(bad("--variants", s, "expected uniform or left")),
+    })?;
+    if !variants.contains(&Variant::Uniform) && d.iter().all(|&dd| dd < 2) {
+        return Err(conflict(
+            "--variants left",
+            "runs only for --d 2 or more, and --d gives only 1: nothing to run",
+        ));
+    }
+    if let Some(&dd) = d.iter().find(|&&dd| u64::from(dd) > *n.iter().min().unwrap()) {
+        return Err(conflict(
+            "--d",
+            format!("{dd} is larger than the smallest --n; each ball needs d <= n bins"),
+        ));
+    }
+    check_replications(seeds, n.len() * d.len() * variants.len())?;
+    let largest = n.iter().copied().max().unwrap_or(0);
+    check_memory(
+        threads,
+        seeds * n.len() as u64,
+        largest * limits::BYTES_PER_BIN,
+        &format!("--n {largest}"),
+    )?;
+    Ok(Experiment::Bins(BinsConfig { n, d, variants }))
+}
+
+/// Validates `lbsim fixed`: the farm, loads and choices, with the levels the fixed point lists.
+fn fixed_config(a: &cli::FixedArgs, common: &Common) -> Result<Experiment, UsageError> {
+    let (seeds, threads) = (common.seeds, common.threads);
+    let n = server_count("--n", &a.n, 1)?;
+    let lambda = parse_list("--lambda", &a.lambda, |s| load("--lambda", s))?;
+    let d = parse_list("--d", &a.d, |s| {
+        Ok(parse_count("--d", s, 1, u64::from(limits::CHOICES))? as u32)
+    })?;
+    if let Some(&dd) = d.iter().find(|&&dd| dd as usize > n) {
+        return Err(conflict(
+            "--d",
+            format!("{dd} is larger than the farm (--n {n}); d distinct choices need d <= n"),
+        ));
+    }
+    for (&l, &dd) in lambda.iter().flat_map(|l| d.iter().map(move |dd| (l, dd))) {
+        let levels = fixed_levels(l, dd);
+        if levels > limits::LEVELS {
+            return Err(too_large(
+                format!("--lambda {l} with --d {dd}"),
+                format!(
+                    "lists {levels} levels (s_i >= {}); at most {} are accepted: lower --lambda or raise --d",
+                    crate::experiment::fixed::MIN_THEORY,
+                    limits::LEVELS
+                ),
+            ));
+        }
+    }
+    check_run_size(seeds, lambda.len() * d.len(), threads, n, &format!("--n {n}"))?;
+    let run = run_config(&a.run, 5_000_000, 500_000, seeds)?;
+    if !run.quantiles.is_empty() {
+        return Err(conflict(
+            "--quantiles",
+            "does not apply to fixed, whose rows are queue-length levels",
+        ));
+    }
+    let lowest = lambda.iter().copied().fold(1.0, f64::min);
+    check_horizon(&run, lowest * n as f64, 1.0)?;
+    if a.print_scenario {
+        // d = 1 draws one uniform server, as random does (the same coins).
+        let policies: Vec<PolicyKind> = d
+            .iter()
+            .map(|&d| if d == 1 { PolicyKind::Random } else { PolicyKind::PnC(d) })
+            .collect();
+        let groups = group("servers", n, 1.0).into_iter().collect();
+        let ex = print_scenario(
+            "fixed",
+            groups,
+            &policies,
+            crate::experiment::run::DEFAULT_TAU,
+            &run,
+            common,
+            (lambda[0], None),
+            Some(("arrivals.load", &lambda[..])),
+        )?;
+        return Ok(ex);
+    }
+    Ok(Experiment::Fixed(FixedConfig { n, lambda, d, run }))
+}
+
+/// Validates `lbsim homo`: a farm of equal servers, its loads and policies.
+fn homo_config(a: &cli::HomoArgs, common: &Common) -> Result<Experiment, UsageError> {
+    let (seeds, threads) = (common.seeds, common.threads);
+    let servers = server_count("--servers", &a.servers, 1)?;
+    let loads = parse_list("--loads", &a.loads, |s| load("--loads", s))?;
+    let policies = policies("--policies", &a.policies, Info::Live)?;
+    check_farm_size(&policies, servers, "--servers")?;
+    check_swrr(&policies, &vec![1.0; servers])?;
+    let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
+    let what = format!("--servers {servers}");
+    check_run_size(seeds, loads.len() * policies.len(), threads, servers, &what)?;
+    let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
+    let lowest = loads.iter().copied().fold(1.0, f64::min);
+    check_horizon(&run, lowest * servers as f64, 1.0)?;
+    let baseline = baseline(&a.baseline, &policies)?;
+    if a.print_scenario {
+        let groups = group("servers", servers, 1.0).into_iter().collect();
+        let sweep = Some(("arrivals.load", &loads[..]));
+        let first = (loads[0], None);
+        return print_scenario("homo", groups, &policies, tau, &run, common, first, sweep);
+    }
+    Ok(Experiment::Homo(HomoConfig { servers, loads, policies, tau, baseline, run }))
+}
+
+/// Validates `lbsim hetero`: a farm of slow and fast servers and its policies.
+fn hetero_config(a: &cli::HeteroArgs, common: &Common) -> Result<Experiment, UsageError> {
+    let (seeds, threads) = (common.seeds, common.threads);
+    let slow = server_count("--slow", &a.slow, 0)?;
+    let fast = server_count("--fast", &a.fast, 0)?;
+    if slow + fast == 0 || (slow + fast) as u64 > limits::SERVERS {
+        return Err(conflict(
+            "--slow plus --fast",
+            format!("must be from 1 to {} servers, got {}", limits::SERVERS, slow + fast),
+        ));
+    }
+    let slow_rate = rate("--slow-rate", &a.slow_rate)?;
+    let fast_rate = rate("--fast-rate", &a.fast_rate)?;
+    let load = load("--load", &a.load)?;
+    let policies = policies("--policies", &a.policies, Info::Live)?;
+    check_farm_size(&policies, slow + fast, "--slow plus --fast")?;
+    let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
+    let what = format!("--slow plus --fast ({})", slow + fast);
+    check_run_size(seeds, policies.len(), threads, slow + fast, &what)?;
+    let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
+    let capacity = slow as f64 * slow_rate + fast as f64 * fast_rate;
+    let fastest = [(slow, slow_rate), (fast, fast_rate)]
+        .iter()
+        .filter(|&&(count, _)| count > 0)
+        .fold(0.0, |m, &(_, rate)| f64::max(m, rate));
+    check_horizon(&run, load * capacity, fastest)?;
+    let baseline = baseline(&a.baseline, &policies)?;
+    let cfg = HeteroConfig { slow, slow_rate, fast, fast_rate, load, policies, tau, baseline, run };
+    check_swrr(&cfg.policies, &cfg.rates())?;
+    if a.print_scenario {
+        let groups = [group("slow", slow, slow_rate), group("fast", fast, fast_rate)];
+        let (first, tau) = ((cfg.load, None), cfg.tau);
+        return print_scenario(
+            "hetero",
+            groups.into_iter().flatten().collect(),
+            &cfg.policies,
+            tau,
+            &cfg.run,
+            common,
+            first,
+            None,
+        );
+    }
+    Ok(Experiment::Hetero(cfg))
+}
+
+/// Validates `lbsim stale`: a farm behind a board, its posting periods and policies.
+fn stale_config(a: &cli::StaleArgs, common: &Common) -> Result<Experiment, UsageError> {
+    let (seeds, threads) = (common.seeds, common.threads);
+    let servers = server_count("--servers", &a.servers, 1)?;
+    let load = load("--load", &a.load)?;
+    let periods = parse_list("--periods", &a.periods, |s| {
+        parse_f64(
+            "--periods",
+            s,
+            |x| x == 0.0 || x >= limits::MIN_PERIOD,
+            &format!("expected 0 (live) or a period >= {}", limits::MIN_PERIOD),
+        )
+    })?;
+    let policies = policies("--policies", &a.policies, Info::Board)?;
+    check_farm_size(&policies, servers, "--servers")?;
+    check_swrr(&policies, &vec![1.0; servers])?;
+    let what = format!("--servers {servers}");
+    check_run_size(seeds, periods.len() * policies.len(), threads, servers, &what)?;
+    let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
+    check_horizon(&run, load * servers as f64, 1.0)?;
+    // A post every `period` refreshes every server; the run lasts about
+    // arrivals / (load * servers) time units.
+    let arrivals = run.most_arrivals() as f64;
+    let shortest = periods.iter().copied().filter(|&p| p > 0.0).fold(f64::MAX, f64::min);
+    let updates = arrivals / (load * servers as f64) / shortest * servers as f64;
+    if shortest < f64::MAX && updates > limits::BOARD_UPDATES {
+        return Err(too_large(
+            format!("--periods {shortest} at --load {load}"),
+            format!(
+                "means about {updates:.1e} board updates (posts x servers) per replication; at most {:.0e} are accepted: raise the period or the load, or lower --requests",
+                limits::BOARD_UPDATES
+            ),
+        ));
+    }
+    let baseline = baseline(&a.baseline, &policies)?;
+    if a.print_scenario {
+        let groups = group("servers", servers, 1.0).into_iter().collect();
+        let sweep = Some(("info.period", &periods[..]));
+        let ex = print_scenario(
+            "stale",
+            groups,
+            &policies,
+            crate::experiment::run::DEFAULT_TAU,
+            &run,
+            common,
+            (load, Some(periods[0])),
+            sweep,
+        )?;
+        return Ok(ex);
+    }
+    Ok(Experiment::Stale(StaleConfig { servers, load, periods, policies, baseline, run }))
+}
+
+/// Validates `lbsim swrr`: the trace and the weight sets compared.
+fn swrr_config(a: &cli::SwrrArgs) -> Result<Experiment, UsageError> {
+    let trace =
+        a.trace.as_deref().map(|s| weights("--trace", s, limits::TRACE_CELLS)).transpose()?;
+    let sets = match &a.weights {
+        Some(s) => {
+            if s.trim().is_empty() {
+                return Err(UsageError::EmptyList {
+                    option: "--weights".into(),
+                    what: "set".into(),
+                });
+            }
+            let mut sets: Vec<Vec<u64>> = Vec::new();
+            for set in s.split(';') {
+                if set.trim().is_empty() {
+                    return Err(UsageError::EmptyItem {
+                        option: "--weights".into(),
+                        what: "set".into(),
+                        list: s.clone(),
+                    });
+                }
+                let w = weights("--weights", set.trim(), limits::SWRR_WORK)?;
+                if w.len() < 2 {
+                    return Err(bad(
+                        "--weights",
+                        set.trim(),
+                        "a set needs two servers or more (one server is picked every time)",
+                    ));
+                }
+                if sets.contains(&w) {
+                    return Err(UsageError::Duplicate {
+                        option: "--weights".into(),
+                        item: set.trim().into(),
+                    });
+                }
+                sets.push(w);
+            }
+            sets
+        }
+        // The trace compares nothing.
+        None if trace.is_some() => Vec::new(),
+        None => default_weight_sets(),
+    };
+    Ok(Experiment::Swrr(SwrrConfig { trace, sets }))
 }
 
 /// Validates `lbsim hash`.

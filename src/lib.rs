@@ -26,12 +26,14 @@
 pub mod admission;
 pub mod cli;
 pub mod config;
+pub mod count;
 pub mod engine;
 pub mod error;
 pub mod experiment;
 pub mod hashing;
 pub mod info;
 pub mod input;
+pub mod limits;
 pub mod model;
 pub mod output;
 pub mod policy;

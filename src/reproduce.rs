@@ -401,8 +401,28 @@ fn check(
 }
 
 fn article_checks(r: &Reports) -> Vec<Check> {
+    let mut out = bins_checks(r);
+    out.extend(fixed_checks(r));
+    out.extend(hetero_checks(r));
+    out.extend(stale_checks(r));
+    out.extend(swrr_checks(r));
+    out.extend(homo_checks(r));
+    out
+}
+
+/// Whether an interval is narrower than the rounding of the article's figure.
+fn tight(ci: Option<f64>, rounding: f64) -> String {
+    let ok = ci.is_some_and(|c| c < rounding);
+    format!(
+        "interval {} than the rounding (+-{})",
+        if ok { "narrower" } else { "wider" },
+        f(rounding)
+    )
+}
+
+/// bins, n = 10^6: the maximum load with one and two choices.
+fn bins_checks(r: &Reports) -> Vec<Check> {
     let mut out = Vec::new();
-    // bins, n = 10^6.
     for (d, article, ok) in [(1u32, "<= 12", 12.0), (2, "4", 4.0)] {
         let row = find(r.bins, &format!("bins n=10^6 d={d} uniform"), |b| {
             b.n == 1_000_000 && b.d == d && b.variant == Variant::Uniform
@@ -418,7 +438,12 @@ fn article_checks(r: &Reports) -> Vec<Check> {
             verdict,
         ));
     }
-    // fixed, d = 2, lambda = 0.9, n = 1000.
+    out
+}
+
+/// fixed, d = 2, lambda = 0.9, n = 1000: s_i simulated and from the fixed point.
+fn fixed_checks(r: &Reports) -> Vec<Check> {
+    let mut out = Vec::new();
     for (i, sim, theory) in [(4, 0.2067, 0.2059), (6, 0.00149, 0.00131)] {
         let row = find(r.fixed, &format!("fixed d=2 lambda=0.9 i={i}"), |x| {
             x.d == 2 && x.lambda == 0.9 && x.i == i
@@ -443,8 +468,13 @@ fn article_checks(r: &Reports) -> Vec<Check> {
             format!("same to 4 digits: {}", yes(same)),
         ));
     }
-    // hetero: absolute figures and ratios from the 40-replication paired run (baseline p2c), the
-    // peak queues from the article's own setup (5 replications).
+    out
+}
+
+/// hetero: absolute figures and ratios from the 40-replication paired run (baseline p2c), the
+/// peak queues from the article's own setup (5 replications).
+fn hetero_checks(r: &Reports) -> Vec<Check> {
+    let mut out = Vec::new();
     let prow = |p: &str| find(r.paired, &format!("hetero_paired {p}"), |x| x.policy == p);
     for (p, article) in [("p2c", 11.46), ("p2c-pewma", 12.07)] {
         let (v, ci) = (prow(p).p99, prow(p).p99_ci95);
@@ -474,14 +504,6 @@ fn article_checks(r: &Reports) -> Vec<Check> {
     let (x, x_ci) = (swrr.p99_vs_base, swrr.p99_vs_base_ci95);
     let lower = 1.0 - 1.0 / (1.0 + x);
     let lower_ci = x_ci.map(|c| c / (1.0 + x).powi(2));
-    let tight = |ci: Option<f64>, rounding: f64| {
-        let ok = ci.is_some_and(|c| c < rounding);
-        format!(
-            "interval {} than the rounding (+-{})",
-            if ok { "narrower" } else { "wider" },
-            f(rounding)
-        )
-    };
     out.push(check(
         "hetero (40 reps)",
         "p2c p99 below swrr's",
@@ -509,7 +531,12 @@ fn article_checks(r: &Reports) -> Vec<Check> {
         pewma_ci,
         within(article, pewma, pewma_ci),
     ));
-    // stale.
+    out
+}
+
+/// stale, n = 100, lambda = 0.9: random's figures and how the others degrade with the period.
+fn stale_checks(r: &Reports) -> Vec<Check> {
+    let mut out = Vec::new();
     let srow = |t: f64, p: &str| {
         find(r.stale, &format!("stale period={t} {p}"), |x| x.period == t && x.policy == p)
     };
@@ -576,7 +603,12 @@ fn article_checks(r: &Reports) -> Vec<Check> {
         None,
         on(yes(p2c < p3c && p3c < jsq), &[(50.0, "p2c"), (50.0, "p3c"), (50.0, "jsq")]),
     ));
-    // swrr.
+    out
+}
+
+/// swrr: one cycle of weights 5,1,1 and the smooth algorithm's deviation.
+fn swrr_checks(r: &Reports) -> Vec<Check> {
+    let mut out = Vec::new();
     let seq: Vec<&str> = r.trace.iter().map(|row| row.selected.as_str()).collect();
     let seq = seq.join(" ");
     out.push(check(
@@ -612,7 +644,12 @@ fn article_checks(r: &Reports) -> Vec<Check> {
         None,
         yes(smooth_max < 1.0),
     ));
-    // homo: the article's qualitative claims.
+    out
+}
+
+/// homo: the article's qualitative claims.
+fn homo_checks(r: &Reports) -> Vec<Check> {
+    let mut out = Vec::new();
     let hm = r.homo;
     let loads: Vec<f64> = {
         let mut v: Vec<f64> = hm.iter().map(|row| row.load).collect();

@@ -13,6 +13,7 @@
 //!
 //! The generator is PCG-64 MCG (`rand_pcg::Pcg64Mcg`): 128-bit state, fast, statistically strong.
 
+use rand::RngExt;
 use rand_pcg::Pcg64Mcg;
 
 /// The generator used everywhere in lbsim.
@@ -69,10 +70,33 @@ impl StreamKey {
     }
 }
 
+/// A uniform index in `0..n`.
+///
+/// For `n` up to 2^32, rand draws a `usize` range through its `u32` sampler; calling that sampler
+/// directly gives the same numbers from the same draws, in a body small enough to be inlined.
+#[inline]
+pub(crate) fn uniform(rng: &mut SimRng, n: usize) -> usize {
+    match u32::try_from(n) {
+        Ok(m) => rng.random_range(0..m) as usize,
+        Err(_) => rng.random_range(0..n),
+    }
+}
+
+/// Two distinct uniform indices in `0..n` (`n >= 2`), in sampling order.
+#[inline]
+pub(crate) fn two_distinct(rng: &mut SimRng, n: usize) -> (usize, usize) {
+    let a = uniform(rng, n);
+    let mut b = uniform(rng, n - 1);
+    if b >= a {
+        b += 1;
+    }
+    (a, b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::Rng;
+    use rand::{Rng, SeedableRng};
 
     #[test]
     fn same_key_same_stream_and_different_keys_differ() {
@@ -88,6 +112,17 @@ mod tests {
         let first = k.rng().next_u64();
         for o in others {
             assert_ne!(o.rng().next_u64(), first);
+        }
+    }
+
+    #[test]
+    fn uniform_draws_what_random_range_draws() {
+        let mut a = SimRng::seed_from_u64(21);
+        let mut b = a.clone();
+        for n in (1..200).chain([1000, 65_537, 1 << 31, u32::MAX as usize, 1 << 33]) {
+            for _ in 0..50 {
+                assert_eq!(uniform(&mut a, n), b.random_range(0..n), "n = {n}");
+            }
         }
     }
 }

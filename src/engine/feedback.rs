@@ -28,7 +28,7 @@
 //! sojourns of the requests that arrived in it. Only measured requests (after the warm-up) count,
 //! so the per-window counts add up to the run's totals.
 
-use serde::{Deserialize, Serialize};
+pub use crate::stats::Windows;
 
 /// What a response tells its sender beyond its own sojourn.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -210,20 +210,6 @@ pub fn bucket_quantile(counts: &[u64], q: f64) -> f64 {
         }
     }
     bucket_upper(counts.len() - 1)
-}
-
-/// One replication's series: per window of `width` time units from time 0.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Windows {
-    /// The window width.
-    pub width: f64,
-    /// `picks[w][s]`: measured requests dispatched to server `s` during window `w`.
-    pub picks: Vec<Vec<u64>>,
-    /// `queue[w][s]`: the integral over window `w` of server `s`'s queue length.
-    pub queue: Vec<Vec<f64>>,
-    /// `latency[w]`: sojourn bucket counts ([`bucket`]) of the measured requests that arrived in
-    /// window `w`.
-    pub latency: Vec<Vec<u64>>,
 }
 
 /// Builds [`Windows`] during a replication.

@@ -125,7 +125,7 @@ impl LoadTable {
         let s = self.sorted.as_ref().expect("LoadTable::shortest needs the sorted index");
         let min = self.vals[s.order[0] as usize] as usize;
         let ties = s.start[min + 1] as usize;
-        let k = if ties == 1 { 0 } else { crate::policy::uniform(rng, ties) };
+        let k = if ties == 1 { 0 } else { crate::rng::uniform(rng, ties) };
         s.order[k] as usize
     }
 

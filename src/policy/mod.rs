@@ -57,7 +57,7 @@ use crate::engine::SimTime;
 pub use crate::engine::{ProbeReply, Report, Response};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
-use rand::RngExt;
+pub(crate) use crate::rng::{two_distinct, uniform};
 
 /// A load-balancing policy: picks a server for each arrival.
 pub trait Policy {
@@ -154,45 +154,5 @@ pub trait Policy {
         rng: &mut SimRng,
     ) -> Result<usize, f64> {
         Ok(self.pick(loads, now, rng))
-    }
-}
-
-/// A uniform index in `0..n`.
-///
-/// For `n` up to 2^32, rand draws a `usize` range through its `u32` sampler; calling that sampler
-/// directly gives the same numbers from the same draws, in a body small enough to be inlined.
-#[inline]
-pub(crate) fn uniform(rng: &mut SimRng, n: usize) -> usize {
-    match u32::try_from(n) {
-        Ok(m) => rng.random_range(0..m) as usize,
-        Err(_) => rng.random_range(0..n),
-    }
-}
-
-/// Two distinct uniform indices in `0..n` (`n >= 2`), in sampling order.
-#[inline]
-pub(crate) fn two_distinct(rng: &mut SimRng, n: usize) -> (usize, usize) {
-    let a = uniform(rng, n);
-    let mut b = uniform(rng, n - 1);
-    if b >= a {
-        b += 1;
-    }
-    (a, b)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::SeedableRng;
-
-    #[test]
-    fn uniform_draws_what_random_range_draws() {
-        let mut a = SimRng::seed_from_u64(21);
-        let mut b = a.clone();
-        for n in (1..200).chain([1000, 65_537, 1 << 31, u32::MAX as usize, 1 << 33]) {
-            for _ in 0..50 {
-                assert_eq!(uniform(&mut a, n), b.random_range(0..n), "n = {n}");
-            }
-        }
     }
 }

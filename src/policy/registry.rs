@@ -255,7 +255,7 @@ policy_table! {
 }
 
 /// The largest N of `pNc` (a pick samples N distinct servers, in O(N^2)).
-pub const MAX_CHOICES: u32 = 100;
+pub const MAX_CHOICES: u32 = crate::limits::CHOICES;
 
 /// Parameters some policies need beyond the farm size: the farm as one dispatcher sees it, the
 /// policy's own parameters, and what it draws besides its coin flips.

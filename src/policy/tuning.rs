@@ -60,130 +60,175 @@ impl Default for Tuning {
 /// The largest count parameter (`choices`, `vnodes`, `dispatchers`, `min_aperture`).
 const MAX_COUNT: u32 = 100_000;
 
+/// One `key=value` being set, with the parsers the keys share.
+struct Value<'a> {
+    key: &'a str,
+    value: &'a str,
+}
+
+impl Value<'_> {
+    /// The value as a finite number, if it is one.
+    fn number(&self) -> Option<f64> {
+        self.value.parse::<f64>().ok().filter(|x| x.is_finite())
+    }
+
+    /// The value as an integer from `min` to [`MAX_COUNT`].
+    fn count(&self, min: u32) -> Result<u32, String> {
+        let key = self.key;
+        self.value
+            .parse::<u32>()
+            .ok()
+            .filter(|&c| (min..=MAX_COUNT).contains(&c))
+            .ok_or_else(|| format!("{key} must be an integer from {min} to {MAX_COUNT}"))
+    }
+
+    /// The value as `true` or `false`.
+    fn flag(&self) -> Result<bool, String> {
+        match self.value {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(format!("{} must be true or false", self.key)),
+        }
+    }
+}
+
 impl Tuning {
     /// Sets `key` to `value`; the error says what is expected.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let number = || value.parse::<f64>().ok().filter(|x| x.is_finite());
-        let count = |min: u32| {
-            value
-                .parse::<u32>()
-                .ok()
-                .filter(|&c| (min..=MAX_COUNT).contains(&c))
-                .ok_or_else(|| format!("{key} must be an integer from {min} to {MAX_COUNT}"))
-        };
+        let v = Value { key, value };
         match key {
+            "probe_rate" | "pool" | "max_age" | "q_rif" | "probe_delay" => self.set_prequal(&v),
+            "rate_control" | "rate_interval" | "cubic_c" | "smax" | "max_tokens" | "beta"
+            | "hysteresis" => self.set_c3(&v),
+            "blackout_period"
+            | "expiration_period"
+            | "weight_update_period"
+            | "report_period"
+            | "penalty" => self.set_orca(&v),
+            _ => self.set_simple(&v),
+        }
+    }
+
+    /// The keys of the policies with a few plain parameters (random, p2c-pewma,
+    /// least-request, ring-hash, maglev, aperture, jiq).
+    fn set_simple(&mut self, v: &Value) -> Result<(), String> {
+        match v.key {
             "tau" => {
                 self.tau =
-                    number().filter(|&t| t > 0.0).ok_or("tau must be a number > 0".to_string())?
+                    v.number().filter(|&t| t > 0.0).ok_or("tau must be a number > 0".to_string())?
             }
-            "weighted" => {
-                self.weighted = match value {
-                    "true" => true,
-                    "false" => false,
-                    _ => return Err("weighted must be true or false".into()),
-                }
-            }
-            "choices" => self.choices = count(1)?,
+            "weighted" => self.weighted = v.flag()?,
+            "choices" => self.choices = v.count(1)?,
             "mode" => {
-                self.full_scan = match value {
+                self.full_scan = match v.value {
                     "full-scan" => true,
                     "n-choices" => false,
                     _ => return Err("mode must be n-choices or full-scan".into()),
                 }
             }
             "bias" => {
-                self.bias = number()
+                self.bias = v
+                    .number()
                     .filter(|&b| (0.0..=100.0).contains(&b))
                     .ok_or("bias must be a number from 0 to 100".to_string())?
             }
-            "vnodes" => self.vnodes = count(1)?,
+            "vnodes" => self.vnodes = v.count(1)?,
             "balance" => {
                 self.balance = Some(
-                    number()
+                    v.number()
                         .filter(|&b| b > 1.0 && b <= 100.0)
                         .ok_or("balance must be a factor > 1 (1.25 = 25% above the mean)")?,
                 )
             }
             "table" => {
-                let t = value.parse::<u32>().ok().filter(|&t| (3..=10_000_019).contains(&t));
+                let t = v.value.parse::<u32>().ok().filter(|&t| (3..=10_000_019).contains(&t));
                 self.table = t
                     .filter(|&t| is_prime(t))
                     .ok_or("table must be a prime from 3 to 10000019 (65537 by default)")?
             }
-            "min_aperture" => self.min_aperture = count(1)?,
-            "dispatchers" => self.dispatchers = count(1)?,
-            // ----- prequal -----
+            "min_aperture" => self.min_aperture = v.count(1)?,
+            "dispatchers" => self.dispatchers = v.count(1)?,
+            key => return Err(format!("no parameter {key}")),
+        }
+        Ok(())
+    }
+
+    /// The keys of `prequal`.
+    fn set_prequal(&mut self, v: &Value) -> Result<(), String> {
+        let p = &mut self.prequal;
+        match v.key {
             "probe_rate" => {
-                self.prequal.probe_rate = number()
+                p.probe_rate = v
+                    .number()
                     .filter(|&x| (0.0..=100.0).contains(&x))
                     .ok_or("probe_rate must be a number from 0 to 100")?
             }
-            "pool" => self.prequal.pool = count(1)? as usize,
+            "pool" => p.pool = v.count(1)? as usize,
             "max_age" => {
-                self.prequal.max_age =
-                    number().filter(|&x| x > 0.0).ok_or("max_age must be a number > 0")?
+                p.max_age = v.number().filter(|&x| x > 0.0).ok_or("max_age must be a number > 0")?
             }
             "q_rif" => {
-                self.prequal.q_rif = number()
+                p.q_rif = v
+                    .number()
                     .filter(|&x| (0.0..=1.0).contains(&x))
                     .ok_or("q_rif must be a number from 0 to 1")?
             }
-            "probe_delay" => {
-                self.prequal.probe_delay =
-                    number().filter(|&x| x >= 0.0).ok_or("probe_delay must be a number >= 0")?
+            _ => {
+                p.probe_delay =
+                    v.number().filter(|&x| x >= 0.0).ok_or("probe_delay must be a number >= 0")?
             }
-            // ----- c3 -----
-            "rate_control" => {
-                self.c3.rate_control = match value {
-                    "true" => true,
-                    "false" => false,
-                    _ => return Err("rate_control must be true or false".into()),
-                }
-            }
+        }
+        Ok(())
+    }
+
+    /// The keys of `c3`.
+    fn set_c3(&mut self, v: &Value) -> Result<(), String> {
+        let c = &mut self.c3;
+        match v.key {
+            "rate_control" => c.rate_control = v.flag()?,
             "rate_interval" | "cubic_c" | "smax" => {
+                let key = v.key;
                 let x =
-                    number().filter(|&x| x > 0.0).ok_or(format!("{key} must be a number > 0"))?;
+                    v.number().filter(|&x| x > 0.0).ok_or(format!("{key} must be a number > 0"))?;
                 match key {
-                    "rate_interval" => self.c3.interval = x,
-                    "cubic_c" => self.c3.cubic_c = x,
-                    _ => self.c3.smax = x,
+                    "rate_interval" => c.interval = x,
+                    "cubic_c" => c.cubic_c = x,
+                    _ => c.smax = x,
                 }
             }
             "max_tokens" => {
-                self.c3.max_tokens =
-                    number().filter(|&x| x >= 1.0).ok_or("max_tokens must be a number >= 1")?
+                c.max_tokens =
+                    v.number().filter(|&x| x >= 1.0).ok_or("max_tokens must be a number >= 1")?
             }
             "beta" => {
-                self.c3.beta = number()
+                c.beta = v
+                    .number()
                     .filter(|&x| x > 0.0 && x < 1.0)
                     .ok_or("beta must be a number between 0 and 1")?
             }
-            "hysteresis" => {
-                self.c3.hysteresis =
-                    number().filter(|&x| x >= 0.0).ok_or("hysteresis must be a number >= 0")?
+            _ => {
+                c.hysteresis =
+                    v.number().filter(|&x| x >= 0.0).ok_or("hysteresis must be a number >= 0")?
             }
-            // ----- wrr-orca -----
-            "blackout_period"
-            | "expiration_period"
-            | "weight_update_period"
-            | "report_period"
-            | "penalty" => {
-                let positive = !matches!(key, "blackout_period" | "penalty");
-                let x = number()
-                    .filter(|&x| if positive { x > 0.0 } else { x >= 0.0 })
-                    .ok_or_else(|| {
-                        format!("{key} must be a number {}", if positive { "> 0" } else { ">= 0" })
-                    })?;
-                let o = &mut self.orca;
-                match key {
-                    "blackout_period" => o.blackout = x,
-                    "expiration_period" => o.expiration = x,
-                    "weight_update_period" => o.update = x,
-                    "report_period" => o.report = x,
-                    _ => o.penalty = x,
-                }
-            }
-            _ => return Err(format!("no parameter {key}")),
+        }
+        Ok(())
+    }
+
+    /// The keys of `wrr-orca`: periods and the error penalty.
+    fn set_orca(&mut self, v: &Value) -> Result<(), String> {
+        let key = v.key;
+        let positive = !matches!(key, "blackout_period" | "penalty");
+        let x =
+            v.number().filter(|&x| if positive { x > 0.0 } else { x >= 0.0 }).ok_or_else(|| {
+                format!("{key} must be a number {}", if positive { "> 0" } else { ">= 0" })
+            })?;
+        let o = &mut self.orca;
+        match key {
+            "blackout_period" => o.blackout = x,
+            "expiration_period" => o.expiration = x,
+            "weight_update_period" => o.update = x,
+            "report_period" => o.report = x,
+            _ => o.penalty = x,
         }
         Ok(())
     }

@@ -35,6 +35,7 @@ use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
 use crate::input;
+use crate::limits;
 use crate::model::RateChange;
 use crate::workload::{ArrivalSpec, Arrivals, KeySpec, Service, ServiceSpec};
 
@@ -316,7 +317,7 @@ impl Default for RunSpec {
 impl RunSpec {
     /// The most measured arrivals `precision` may double a row to.
     pub fn max_requests(&self) -> u64 {
-        self.max_requests.map_or(crate::config::DEFAULT_MAX_REQUESTS.max(self.requests.0), |m| m.0)
+        self.max_requests.map_or(limits::DEFAULT_MAX_REQUESTS.max(self.requests.0), |m| m.0)
     }
 }
 
@@ -330,39 +331,7 @@ pub enum Warmup {
     Auto(String),
 }
 
-/// A count: a TOML integer, or a float that is an exact integer (`1e6` is a float in TOML).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
-pub struct Count(pub u64);
-
-impl<'de> Deserialize<'de> for Count {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Count, D::Error> {
-        struct Visitor;
-        impl serde::de::Visitor<'_> for Visitor {
-            type Value = Count;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a non-negative integer (1e6 is accepted)")
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Count, E> {
-                u64::try_from(v)
-                    .map(Count)
-                    .map_err(|_| E::custom(format!("expected a count >= 0, got {v}")))
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Count, E> {
-                Ok(Count(v))
-            }
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Count, E> {
-                if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 {
-                    Ok(Count(v as u64))
-                } else {
-                    Err(E::custom(format!("expected a non-negative integer, got {v}")))
-                }
-            }
-        }
-        d.deserialize_any(Visitor)
-    }
-}
-
+pub use crate::count::Count;
 pub use crate::error::ScenarioError;
 
 /// The 1-based line of byte `offset` in `text`.
@@ -627,10 +596,21 @@ fn count(key: &'static str, c: Count, min: u64, max: u64) -> Result<u64, Invalid
 impl Spec {
     /// Refuses impossible values, naming the key.
     pub fn validate(&self) -> Result<(), Invalid> {
-        use crate::config::limits;
         if self.policies.is_empty() {
             return Err(invalid("policies", "needs at least one policy"));
         }
+        let servers = self.validate_farm()?;
+        self.validate_events()?;
+        self.validate_arrivals()?;
+        self.service.validate().map_err(keyed)?;
+        self.validate_info(servers)?;
+        self.keys.validate().map_err(|(key, message)| invalid(&key, message))?;
+        self.validate_run()?;
+        self.validate_precision()
+    }
+
+    /// `farm.groups` and `farm.slots`; the number of servers.
+    fn validate_farm(&self) -> Result<u64, Invalid> {
         if self.farm.groups.is_empty() {
             return Err(invalid("farm.groups", "needs at least one group"));
         }
@@ -672,6 +652,11 @@ impl Spec {
                 format!("{workers} workers (servers times slots); at most {}", limits::SERVERS),
             ));
         }
+        Ok(servers)
+    }
+
+    /// `events`: each at a time >= 0, for a group of the farm, with a possible rate.
+    fn validate_events(&self) -> Result<(), Invalid> {
         for (i, e) in self.events.iter().enumerate() {
             let key = "events";
             let which = format!("event {} (at = {})", i + 1, e.at);
@@ -694,6 +679,11 @@ impl Spec {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// `arrivals` and `admission`, and the load against the farm's capacity.
+    fn validate_arrivals(&self) -> Result<(), Invalid> {
         self.arrivals.validate().map_err(keyed)?;
         if let Some(a) = &self.admission {
             a.resolve().map_err(keyed)?;
@@ -702,17 +692,18 @@ impl Spec {
         let max_load = self.max_load();
         match self.arrivals.load_rate() {
             Some((Some(load), _)) if !(limits::MIN_LOAD..max_load).contains(&load) => {
-                return Err(invalid("arrivals.load", load_expected(max_load, load)));
+                Err(invalid("arrivals.load", load_expected(max_load, load)))
             }
-            Some((None, Some(rate))) if rate >= self.capacity() * max_load => {
-                return Err(invalid(
-                    "arrivals.rate",
-                    format!("{rate} is at or above the farm's capacity {}", self.capacity()),
-                ));
-            }
-            _ => {}
+            Some((None, Some(rate))) if rate >= self.capacity() * max_load => Err(invalid(
+                "arrivals.rate",
+                format!("{rate} is at or above the farm's capacity {}", self.capacity()),
+            )),
+            _ => Ok(()),
         }
-        self.service.validate().map_err(keyed)?;
+    }
+
+    /// `info`: its kind and period, clients and subsets (of at most `servers`).
+    fn validate_info(&self, servers: u64) -> Result<(), Invalid> {
         match self.info.kind() {
             "live" | "local" => {
                 if self.info.period.is_some() || self.info.local {
@@ -768,7 +759,11 @@ impl Spec {
         if self.info.subset.is_some() && self.info.kind() == "board" {
             return Err(invalid("info.subset", "subsets need \"live\" or \"local\" information"));
         }
-        self.keys.validate().map_err(|(key, message)| invalid(&key, message))?;
+        Ok(())
+    }
+
+    /// `run.requests`, `run.warmup`, `run.seeds` and `run.queue_guard`.
+    fn validate_run(&self) -> Result<(), Invalid> {
         count("run.requests", self.run.requests, 2, limits::ARRIVALS)?;
         match &self.run.warmup {
             Warmup::Arrivals(w) => {
@@ -784,12 +779,11 @@ impl Spec {
         }
         count("run.seeds", self.run.seeds, 1, limits::REPLICATIONS)?;
         count("run.queue_guard", self.run.queue_guard, 1, limits::QUEUE_GUARD)?;
-        self.validate_precision()
+        Ok(())
     }
 
     /// `run.precision` and `run.max_requests`.
     fn validate_precision(&self) -> Result<(), Invalid> {
-        use crate::config::limits;
         let Some(r) = self.run.precision else {
             return match self.run.max_requests {
                 Some(_) => Err(invalid("run.max_requests", "only applies with run.precision")),

@@ -260,7 +260,7 @@ pub struct RepStats {
     /// What the admission stage counted (all zero without one).
     pub admission: crate::admission::AdmissionStats,
     /// The per-window series (`run --series`); not merged: each replication keeps its own.
-    pub windows: Option<crate::engine::Windows>,
+    pub windows: Option<super::Windows>,
 }
 
 impl RepStats {

@@ -27,7 +27,7 @@ use crate::rng::SimRng;
 #[serde(deny_unknown_fields, default)]
 pub struct KeySpec {
     /// Distinct keys (`0..count`).
-    pub count: crate::scenario::Count,
+    pub count: crate::count::Count,
     /// `uniform` or `zipf`.
     pub popularity: String,
     /// Zipf exponent (`zipf` only).
@@ -36,7 +36,7 @@ pub struct KeySpec {
 
 impl Default for KeySpec {
     fn default() -> Self {
-        KeySpec { count: crate::scenario::Count(10_000), popularity: "uniform".into(), s: 1.0 }
+        KeySpec { count: crate::count::Count(10_000), popularity: "uniform".into(), s: 1.0 }
     }
 }
 
@@ -111,7 +111,7 @@ mod tests {
     fn zipf_keys_follow_their_law() {
         // s = 1 over 10 keys: P(key 0) = 1 / H_10 = 0.3414. 200 000 draws: the standard error of
         // the frequency is sqrt(p (1 - p) / N) = 0.00106, so 4 standard errors is 0.0042.
-        let spec = KeySpec { count: crate::scenario::Count(10), popularity: "zipf".into(), s: 1.0 };
+        let spec = KeySpec { count: crate::count::Count(10), popularity: "zipf".into(), s: 1.0 };
         let mut src = spec.source(SimRng::seed_from_u64(3));
         let n = 200_000;
         let mut counts = [0u32; 10];
@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn uniform_keys_stay_in_range_and_bad_parameters_are_named() {
-        let spec = KeySpec { count: crate::scenario::Count(7), ..KeySpec::default() };
+        let spec = KeySpec { count: crate::count::Count(7), ..KeySpec::default() };
         let mut src = spec.source(SimRng::seed_from_u64(1));
         assert!((0..1000).all(|_| src.next_key() < 7));
         let bad = KeySpec { popularity: "zipf".into(), s: 0.0, ..KeySpec::default() };
