@@ -399,41 +399,64 @@ pub(super) fn simulate<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
     }
 }
 
+/// One replication in progress: the farm and its servers, the policy and what it sees, the
+/// streams, and the bookkeeping. Each kind of event has its handler below; [`run`] is the loop
+/// that hands each event to its handler.
+struct Replication<'a, P, A, S, I, V> {
+    farm: &'a Farm,
+    len: RunLength,
+    opts: SimOptions,
+    policy: P,
+    info: I,
+    arrivals: &'a mut A,
+    service: &'a S,
+    workload: SimRng,
+    coins: SimRng,
+    servers: V,
+    /// The number of servers.
+    n: usize,
+    /// The arrivals of the run, warm-up included.
+    total: u64,
+    rec: Recorder,
+    sim: Simulation<Event>,
+    /// Requests arrived so far: the index of the next.
+    arrived: u64,
+    gate: Option<Gate>,
+    /// Requests the admission stage delayed, in the order they are let through.
+    delayed: VecDeque<Job>,
+    /// Requests the policy holds back (`Policy::HOLDS`), per client, in arrival order.
+    held: Vec<VecDeque<Job>>,
+    /// Set once no further arrival is scheduled: board posts stop then too.
+    arrivals_over: bool,
+    fb: Feedback,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
     farm: &Farm,
     len: RunLength,
     opts: SimOptions,
-    mut policy: P,
-    mut info: I,
+    policy: P,
+    info: I,
     arrivals: &mut A,
     service: &S,
     mut workload: SimRng,
-    mut coins: SimRng,
-    mut servers: V,
+    coins: SimRng,
+    servers: V,
 ) -> RepStats {
     let n = farm.rates.len();
-    let total = len.warmup + len.requests;
-
-    let mut rec = Recorder::new(n, len, opts.track_levels);
     let mut sim = Simulation::with_capacity(n * farm.slots as usize + farm.events.len() + 2);
-    let mut arrived = 0u64;
     // The admission stage draws from its own stream, seeded from a copy of the workload stream
     // (which it leaves where it was): policies still see the same requests.
-    let mut gate = farm.admission.map(|adm| {
+    let gate = farm.admission.map(|adm| {
         use rand::Rng;
         Gate::new(&adm, StreamKey::new(workload.clone().next_u64(), "admission").rng())
     });
-    // Requests the admission stage delayed, in the order they are let through.
-    let mut delayed: VecDeque<Job> = VecDeque::new();
-    // Requests the policy holds back (`Policy::HOLDS`), per client, in arrival order.
-    let mut held: Vec<VecDeque<Job>> = Vec::new();
 
     // Rate changes first: one at the instant of an arrival applies before it.
     for (i, e) in farm.events.iter().enumerate() {
         schedule(&mut sim, e.at, Event::Rate(i as u32));
     }
-    // Set once no further arrival is scheduled: board posts stop then too.
     let mut arrivals_over = true;
     if let Some(first) = arrivals.next_gap(&mut workload) {
         schedule(&mut sim, first, Event::Arrival);
@@ -443,7 +466,7 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
         sim.schedule_class(SimTime::new(period), POST_CLASS, Event::Post).expect("future");
     }
     // ----- feedback and series (see `feedback.rs`) -----
-    let mut fb = Feedback {
+    let fb = Feedback {
         monitor: P::FEEDBACK.then(|| Monitor::new(&farm.rates, farm.slots)),
         windows: opts.series.map(|width| WindowRecorder::new(n, width)),
         probes: Vec::new(),
@@ -458,155 +481,267 @@ fn run<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers>(
     }
     // ----- end feedback -----
 
-    while let Some(event) = sim.next_event() {
-        let now = sim.now();
+    let mut r = Replication {
+        farm,
+        len,
+        opts,
+        policy,
+        info,
+        arrivals,
+        service,
+        workload,
+        coins,
+        servers,
+        n,
+        total: len.warmup + len.requests,
+        rec: Recorder::new(n, len, opts.track_levels),
+        sim,
+        arrived: 0,
+        gate,
+        delayed: VecDeque::new(),
+        held: Vec::new(),
+        arrivals_over,
+        fb,
+    };
+    while let Some(event) = r.sim.next_event() {
+        let now = r.sim.now();
         let t = now.get();
-        match event {
-            Event::Arrival => {
-                rec.stats.events += 1;
-                rec.arriving(arrived, t, || (0..n).map(|s| servers.len(s)).max().unwrap_or(0));
-                let work = service.demand(&mut workload);
-                let gap = arrivals.next_gap(&mut workload);
-                let job = Job { arrival: t, work, index: arrived, tag: 0 };
-                let decision = match &mut gate {
-                    None => Decision::Admit,
-                    Some(g) => g.offer(t, arrived >= len.warmup),
-                };
-                let stop = match decision {
-                    Decision::Admit => {
-                        let mut farm_side = (&mut policy, &mut info, &mut servers, &mut coins);
-                        let ctx = (&mut gate, &mut rec, &mut sim, &mut fb);
-                        send(&mut farm_side, ctx, &mut held, job, len, opts)
-                    }
-                    Decision::Delay(at) => {
-                        delayed.push_back(job);
-                        schedule(&mut sim, at, Event::Release);
-                        false
-                    }
-                    Decision::Reject => false,
-                };
-                if stop {
-                    break;
-                }
-                arrived += 1;
-                if let Some(gap) = gap.filter(|_| arrived < total) {
-                    schedule(&mut sim, t + gap, Event::Arrival);
-                } else {
-                    arrivals_over = true;
-                    rec.arrivals_end(t);
-                }
-            }
+        let stop = match event {
+            Event::Arrival => r.arrival(t),
             Event::Departure { id, version } => {
-                let Some((s, job)) = servers.depart(id, version, t, &mut sim) else {
-                    continue;
-                };
-                rec.stats.events += 1;
-                let sojourn = t - job.arrival;
-                rec.departed(job.index, sojourn, servers.len(s) + 1, t);
-                policy.on_departure(s, sojourn, now, job.tag);
-                info.on_departure(s);
-                // ----- feedback and series -----
-                let left = servers.len(s);
-                if let Some(w) = &mut fb.windows {
-                    w.changed(s, left, t);
-                    if job.index >= len.warmup {
-                        w.departed(job.arrival, sojourn);
-                    }
-                }
-                if let Some(m) = &mut fb.monitor {
-                    let response = m.departed(s, job.work, sojourn, left, t);
-                    policy.on_response(s, &response, now, job.tag);
-                }
-                // ----- end feedback -----
+                r.departure(id, version, now);
+                false
             }
             Event::Rate(i) => {
-                rec.stats.events += 1;
-                let change = &farm.events[i as usize];
-                for s in change.servers.clone() {
-                    servers.set_rate(s, change.rate, t, &mut sim);
-                    if let Some(m) = &mut fb.monitor {
-                        m.set_rate(s, change.rate);
-                    }
-                }
+                r.rate_change(i, t);
+                false
             }
-            Event::Release => {
-                rec.stats.events += 1;
-                let job = delayed.pop_front().expect("a release without a delayed request");
-                let mut farm_side = (&mut policy, &mut info, &mut servers, &mut coins);
-                let ctx = (&mut gate, &mut rec, &mut sim, &mut fb);
-                if send(&mut farm_side, ctx, &mut held, job, len, opts) {
-                    break;
-                }
-            }
-            Event::Retry { client } => {
-                rec.stats.events += 1;
-                let mut stop = false;
-                let backlog = &mut held[client as usize];
-                while let Some(&job) = backlog.front() {
-                    match policy.try_pick(client, info.view(), now, &mut coins) {
-                        Ok(s) => {
-                            backlog.pop_front();
-                            let mut farm_side = (&mut policy, &mut info, &mut servers, &mut coins);
-                            let ctx = (&mut gate, &mut rec, &mut sim, &mut fb);
-                            if dispatch(&mut farm_side, ctx, s, job, len, opts) {
-                                stop = true;
-                                break;
-                            }
-                        }
-                        Err(at) => {
-                            schedule(&mut sim, at, Event::Retry { client });
-                            break;
-                        }
-                    }
-                }
-                if stop {
-                    break;
-                }
-            }
+            Event::Release => r.release(),
+            Event::Retry { client } => r.retry(client, now),
             Event::Post => {
-                rec.stats.events += 1;
-                info.on_post((0..n).map(|s| servers.len(s)));
-                if !arrivals_over && let Some(period) = info.post_period() {
-                    sim.schedule_class(SimTime::new(t + period), POST_CLASS, Event::Post)
-                        .expect("future");
-                }
+                r.post(t);
+                false
             }
             // ----- feedback (see `feedback.rs`) -----
             Event::Report => {
-                rec.stats.events += 1;
-                let m = fb.monitor.as_mut().expect("reports only with feedback");
-                policy.on_reports(&m.reports(t), now);
-                if !arrivals_over && let Some(p) = policy.report_period() {
-                    schedule(&mut sim, t + p, Event::Report);
-                }
+                r.report(now);
+                false
             }
             Event::Timer => {
-                rec.stats.events += 1;
-                policy.on_timer(now);
-                if !arrivals_over && let Some(p) = policy.timer_period() {
-                    schedule(&mut sim, t + p, Event::Timer);
-                }
+                r.timer(now);
+                false
             }
             Event::ProbeAt { server, tag } => {
-                rec.stats.events += 1;
-                let s = server as usize;
-                let m = fb.monitor.as_ref().expect("probes only with feedback");
-                let ProbeReply { rif, latency } = m.probe(s, servers.len(s));
-                let back = t + policy.probe_delay() / 2.0;
-                schedule(&mut sim, back, Event::ProbeBack { server, tag, rif, latency });
+                r.probe_at(server, tag, t);
+                false
             }
             Event::ProbeBack { server, tag, rif, latency } => {
-                rec.stats.events += 1;
-                policy.on_probe(server as usize, ProbeReply { rif, latency }, now, tag);
+                r.probe_back(server, tag, ProbeReply { rif, latency }, now);
+                false
             } // ----- end feedback -----
+        };
+        if stop {
+            break;
         }
     }
-    let mut stats = rec.finish();
-    if let Some(g) = gate {
-        stats.admission = g.stats;
+    r.finish()
+}
+
+/// The handlers, one per kind of event; those that return a `bool` return true when a guard
+/// stops the replication.
+impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers> Replication<'_, P, A, S, I, V> {
+    /// A request arrives: the admission stage admits it (it is sent now), delays it (an
+    /// [`Event::Release`] sends it later) or rejects it; then the next arrival is scheduled,
+    /// unless the run has all its arrivals.
+    #[inline(always)]
+    fn arrival(&mut self, t: f64) -> bool {
+        self.rec.stats.events += 1;
+        let (n, servers) = (self.n, &self.servers);
+        self.rec.arriving(self.arrived, t, || (0..n).map(|s| servers.len(s)).max().unwrap_or(0));
+        let work = self.service.demand(&mut self.workload);
+        let gap = self.arrivals.next_gap(&mut self.workload);
+        let job = Job { arrival: t, work, index: self.arrived, tag: 0 };
+        let decision = match &mut self.gate {
+            None => Decision::Admit,
+            Some(g) => g.offer(t, self.arrived >= self.len.warmup),
+        };
+        let stop = match decision {
+            Decision::Admit => self.send(job),
+            Decision::Delay(at) => {
+                self.delayed.push_back(job);
+                schedule(&mut self.sim, at, Event::Release);
+                false
+            }
+            Decision::Reject => false,
+        };
+        if stop {
+            return true;
+        }
+        self.arrived += 1;
+        if let Some(gap) = gap.filter(|_| self.arrived < self.total) {
+            schedule(&mut self.sim, t + gap, Event::Arrival);
+        } else {
+            self.arrivals_over = true;
+            self.rec.arrivals_end(t);
+        }
+        false
     }
-    stats.windows = fb.windows.map(|w| w.finish(sim.now().get()));
-    stats
+
+    /// Sends an admitted request (see [`send`]).
+    #[inline(always)]
+    fn send(&mut self, job: Job) -> bool {
+        let mut farm_side = (&mut self.policy, &mut self.info, &mut self.servers, &mut self.coins);
+        let ctx = (&mut self.gate, &mut self.rec, &mut self.sim, &mut self.fb);
+        send(&mut farm_side, ctx, &mut self.held, job, self.len, self.opts)
+    }
+
+    /// A departure from worker (FIFO) or server (PS) `id`, ignored if `version` is stale.
+    #[inline(always)]
+    fn departure(&mut self, id: u32, version: u32, now: SimTime) {
+        let t = now.get();
+        let Some((s, job)) = self.servers.depart(id, version, t, &mut self.sim) else {
+            return;
+        };
+        self.rec.stats.events += 1;
+        let sojourn = t - job.arrival;
+        self.rec.departed(job.index, sojourn, self.servers.len(s) + 1, t);
+        self.policy.on_departure(s, sojourn, now, job.tag);
+        self.info.on_departure(s);
+        // ----- feedback and series -----
+        let left = self.servers.len(s);
+        if let Some(w) = &mut self.fb.windows {
+            w.changed(s, left, t);
+            if job.index >= self.len.warmup {
+                w.departed(job.arrival, sojourn);
+            }
+        }
+        if let Some(m) = &mut self.fb.monitor {
+            let response = m.departed(s, job.work, sojourn, left, t);
+            self.policy.on_response(s, &response, now, job.tag);
+        }
+        // ----- end feedback -----
+    }
+
+    /// `farm.events[i]` takes effect: its servers take its rate.
+    #[inline(always)]
+    fn rate_change(&mut self, i: u32, t: f64) {
+        self.rec.stats.events += 1;
+        let change = &self.farm.events[i as usize];
+        for s in change.servers.clone() {
+            self.servers.set_rate(s, change.rate, t, &mut self.sim);
+            if let Some(m) = &mut self.fb.monitor {
+                m.set_rate(s, change.rate);
+            }
+        }
+    }
+
+    /// The earliest request the admission stage delayed is sent.
+    #[inline(always)]
+    fn release(&mut self) -> bool {
+        self.rec.stats.events += 1;
+        let job = self.delayed.pop_front().expect("a release without a delayed request");
+        self.send(job)
+    }
+
+    /// The policy asks again for `client`'s backlog, sending from its head for as long as it
+    /// picks a server; when it says wait, it is asked again then.
+    #[inline(always)]
+    fn retry(&mut self, client: u32, now: SimTime) -> bool {
+        self.rec.stats.events += 1;
+        let backlog = &mut self.held[client as usize];
+        while let Some(&job) = backlog.front() {
+            match self.policy.try_pick(client, self.info.view(), now, &mut self.coins) {
+                Ok(s) => {
+                    backlog.pop_front();
+                    let mut farm_side =
+                        (&mut self.policy, &mut self.info, &mut self.servers, &mut self.coins);
+                    let ctx = (&mut self.gate, &mut self.rec, &mut self.sim, &mut self.fb);
+                    if dispatch(&mut farm_side, ctx, s, job, self.len, self.opts) {
+                        return true;
+                    }
+                }
+                Err(at) => {
+                    schedule(&mut self.sim, at, Event::Retry { client });
+                    break;
+                }
+            }
+        }
+        false
+    }
+
+    /// The board posts the queue lengths; the next post is scheduled while arrivals go on.
+    #[inline(always)]
+    fn post(&mut self, t: f64) {
+        self.rec.stats.events += 1;
+        let (n, servers) = (self.n, &self.servers);
+        self.info.on_post((0..n).map(|s| servers.len(s)));
+        if !self.arrivals_over
+            && let Some(period) = self.info.post_period()
+        {
+            self.sim
+                .schedule_class(SimTime::new(t + period), POST_CLASS, Event::Post)
+                .expect("future");
+        }
+    }
+
+    // ----- feedback (see `feedback.rs`) -----
+
+    /// The servers send their load reports to the policy.
+    #[inline(always)]
+    fn report(&mut self, now: SimTime) {
+        self.rec.stats.events += 1;
+        let t = now.get();
+        let m = self.fb.monitor.as_mut().expect("reports only with feedback");
+        self.policy.on_reports(&m.reports(t), now);
+        if !self.arrivals_over
+            && let Some(p) = self.policy.report_period()
+        {
+            schedule(&mut self.sim, t + p, Event::Report);
+        }
+    }
+
+    /// The policy's timer fires.
+    #[inline(always)]
+    fn timer(&mut self, now: SimTime) {
+        self.rec.stats.events += 1;
+        self.policy.on_timer(now);
+        if !self.arrivals_over
+            && let Some(p) = self.policy.timer_period()
+        {
+            schedule(&mut self.sim, now.get() + p, Event::Timer);
+        }
+    }
+
+    /// A probe from client `tag` reaches `server`, reads it, and heads back.
+    #[inline(always)]
+    fn probe_at(&mut self, server: u32, tag: u32, t: f64) {
+        self.rec.stats.events += 1;
+        let s = server as usize;
+        let m = self.fb.monitor.as_ref().expect("probes only with feedback");
+        let ProbeReply { rif, latency } = m.probe(s, self.servers.len(s));
+        let back = t + self.policy.probe_delay() / 2.0;
+        schedule(&mut self.sim, back, Event::ProbeBack { server, tag, rif, latency });
+    }
+
+    /// A probe is back at client `tag` with what it read at `server`.
+    #[inline(always)]
+    fn probe_back(&mut self, server: u32, tag: u32, reply: ProbeReply, now: SimTime) {
+        self.rec.stats.events += 1;
+        self.policy.on_probe(server as usize, reply, now, tag);
+    }
+
+    // ----- end feedback -----
+
+    /// The replication's statistics, once the loop is over.
+    fn finish(self) -> RepStats {
+        let mut stats = self.rec.finish();
+        if let Some(g) = self.gate {
+            stats.admission = g.stats;
+        }
+        let end = self.sim.now().get();
+        stats.windows = self.fb.windows.map(|w| w.finish(end));
+        stats
+    }
 }
 
 /// What the feedback policies and `--series` keep during a replication (see `feedback.rs`).

@@ -472,8 +472,10 @@ fn f(x: f64) -> String {
     format_number(x)
 }
 
+/// The rows of the claims, and the requests simulated to test them.
 struct Claims {
     rows: Vec<ClaimRow>,
+    events: u64,
 }
 
 impl Claims {
@@ -502,15 +504,57 @@ impl Claims {
     }
 }
 
+/// One section of the chapter: pushes its claims' rows, in the table's order.
+type Section = fn(&Common, Progress, &mut Claims);
+
+/// The sections, in the order of the table.
+const SECTIONS: &[Section] = &[
+    fixed_window_boundary,
+    most_in_one_second,
+    two_window_counter_error,
+    burst_duration,
+    drop_probability,
+    gcra_is_a_token_bucket,
+    nginx_burst,
+    leaky_bucket_spacing,
+    smooth_weighted_round_robin,
+    consistent_hashing,
+    adaptive_throttling,
+    distributed_limiting,
+    latency,
+];
+
 /// Every claim; returns the rows and the number of requests simulated.
 pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
-    let mut out = Claims { rows: Vec::new() };
-    let mut events = 0u64;
-    let none = || stream(c, "deterministic", 0);
+    let mut out = Claims { rows: Vec::new(), events: 0 };
+    for section in SECTIONS {
+        section(c, progress, &mut out);
+    }
+    (out.rows, out.events)
+}
 
-    // §39.1: the fixed window's boundary.
-    let boundary = Pattern::Boundary { count: 99, window: 1.0 }.times(2.0, &mut none());
-    let p = drive(&adm("fixed-window:limit=100,window=1"), &boundary, 0.0, 1.0, none());
+/// The stream of the deterministic patterns and limiters (fresh, so each starts alike).
+fn deterministic(c: &Common) -> SimRng {
+    stream(c, "deterministic", 0)
+}
+
+/// §39.1's adversary: 99 requests at each side of every other one-second boundary, for 2 s.
+fn boundary(c: &Common) -> Vec<f64> {
+    Pattern::Boundary { count: 99, window: 1.0 }.times(2.0, &mut deterministic(c))
+}
+
+/// A hundred requests at once.
+const AT_ONCE: [f64; 100] = [0.0; 100];
+
+/// How many of [`AT_ONCE`] the limiter `text` passes at once.
+fn passed_at_once(c: &Common, text: &str) -> usize {
+    drive(&adm(text), &AT_ONCE, 0.0, 1.0, deterministic(c)).decisions.iter().filter(|d| **d).count()
+}
+
+/// §39.1: the fixed window's boundary.
+fn fixed_window_boundary(c: &Common, _: Progress, out: &mut Claims) {
+    let boundary = boundary(c);
+    let p = drive(&adm("fixed-window:limit=100,window=1"), &boundary, 0.0, 1.0, deterministic(c));
     let sim = p.stats.max_in_window as f64;
     out.push(
         "§39.1 fixed-window 100/s; 99 in [0.5, 1) and 99 in [1, 1.5)",
@@ -522,10 +566,13 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         "198".into(),
         "exact count".into(),
     );
+}
 
-    // §39.1, §39.2, §39.3: the most any limiter passes in a one-second window under the worst
-    // of three patterns.
-    let mut worst_patterns = vec![boundary];
+/// §39.1, §39.2, §39.3: the most any limiter passes in a one-second window under the worst
+/// of three patterns.
+fn most_in_one_second(c: &Common, _: Progress, out: &mut Claims) {
+    let none = || deterministic(c);
+    let mut worst_patterns = vec![boundary(c)];
     worst_patterns.push(Pattern::Constant { rate: 10_000.0 }.times(3.0, &mut none()));
     let mut edge: Vec<f64> = (0..100).map(|i| 0.999 + 0.001 * f64::from(i) / 100.0).collect();
     edge.extend((0..10_000).map(|i| 1.0 + f64::from(i) / 10_000.0));
@@ -611,13 +658,15 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
             tolerance.into(),
         );
     }
+}
 
-    // §39.3: the two-window counter's error under random (Poisson) traffic, twice the limit.
+/// §39.3: the two-window counter's error under random (Poisson) traffic, twice the limit.
+fn two_window_counter_error(c: &Common, _: Progress, out: &mut Claims) {
     let maxima: Vec<f64> = (0..c.seeds)
         .map(|rep| {
             let mut rng = stream(c, "sliding-window poisson", rep);
             let times = Pattern::Poisson { rate: 200.0 }.times(100.0, &mut rng);
-            events += times.len() as u64;
+            out.events += times.len() as u64;
             let s = drive(&adm("sliding-window:limit=100,window=1"), &times, 0.0, 1.0, rng).stats;
             s.max_in_window as f64 / 100.0 - 1.0
         })
@@ -633,8 +682,11 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         String::new(),
         "bound 0.125".into(),
     );
+}
 
-    // §39.7: burst duration T = B / (R - r) with r = 100, B = 500, R = 600.
+/// §39.7: burst duration T = B / (R - r) with r = 100, B = 500, R = 600.
+fn burst_duration(c: &Common, _: Progress, out: &mut Claims) {
+    let none = || deterministic(c);
     let times = Pattern::Constant { rate: 600.0 }.times(3.0, &mut none());
     let p = drive(&adm("token-bucket:rate=100,burst=500"), &times, 0.0, 1.0, none());
     let first_reject = p.decisions.iter().position(|d| !d).map_or(f64::NAN, |i| times[i]);
@@ -659,10 +711,12 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         "599".into(),
         "within 2 requests".into(),
     );
-    events += times.len() as u64;
+    out.events += times.len() as u64;
+}
 
-    // §39.7: drop probability under Poisson input against 1 - r / lambda, with the exact
-    // M/D/1/B blocking probability beside it.
+/// §39.7: drop probability under Poisson input against 1 - r / lambda, with the exact
+/// M/D/1/B blocking probability beside it.
+fn drop_probability(c: &Common, progress: Progress, out: &mut Claims) {
     let mut model_rows = Vec::new();
     for burst in [1u32, 10, 100] {
         for x in [1.5, 2.0, 5.0, 10.0] {
@@ -675,7 +729,7 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
                 .map(|rep| {
                     let mut rng = stream(c, &format!("drop {burst} {x}"), rep);
                     let times = Pattern::Poisson { rate: lambda }.times(duration, &mut rng);
-                    events += times.len() as u64;
+                    out.events += times.len() as u64;
                     let s = drive(&limiter, &times, duration / 10.0, 1.0, rng).stats;
                     s.rejected as f64 / s.offered as f64
                 })
@@ -713,13 +767,16 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
             format!("claimed inside simulated +- ci95 ({})", f(ci)),
         );
     }
+}
 
-    // §39.8: GCRA is a token bucket; redis-cell's capacity is burst + 1. On-off arrivals (300/s
-    // for 0.2 s, then 0.3 s of silence) let the bucket refill, so its capacity matters.
+/// §39.8: GCRA is a token bucket; redis-cell's capacity is burst + 1. On-off arrivals (300/s
+/// for 0.2 s, then 0.3 s of silence) let the bucket refill, so its capacity matters.
+fn gcra_is_a_token_bucket(c: &Common, _: Progress, out: &mut Claims) {
+    let none = || deterministic(c);
     let mut rng = stream(c, "gcra", 0);
     let on_off = Pattern::OnOff { rate: 300.0, on: 0.2, off: 0.3 };
     let times = on_off.times(100_000.0 / 120.0, &mut rng);
-    events += 3 * times.len() as u64;
+    out.events += 3 * times.len() as u64;
     let decide = |text: &str| drive(&adm(text), &times, 0.0, 1.0, none()).decisions;
     let bucket = decide("token-bucket:rate=100,burst=21");
     let differ = |other: &[bool]| bucket.iter().zip(other).filter(|(a, b)| a != b).count() as f64;
@@ -756,11 +813,7 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         "the same burst differs: GCRA's capacity is burst + 1".into(),
         "exact count".into(),
     );
-    let at_once = vec![0.0; 100];
-    let passed_at_once = |text: &str| {
-        drive(&adm(text), &at_once, 0.0, 1.0, none()).decisions.iter().filter(|d| **d).count()
-    };
-    let n = passed_at_once("gcra:rate=0.5,burst=10");
+    let n = passed_at_once(c, "gcra:rate=0.5,burst=10");
     out.push(
         "§39.13 CL.THROTTLE user:123 10 30 60 (gcra:rate=0.5,burst=10), 100 requests at once",
         "the total capacity is burst + 1",
@@ -771,9 +824,11 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         "11".into(),
         "exact count".into(),
     );
+}
 
-    // §39.12: NGINX's example, rate=10r/s burst=20.
-    let p = drive(&adm("leaky-bucket:rate=10,burst=20"), &at_once, 0.0, 1.0, none());
+/// §39.12: NGINX's example, rate=10r/s burst=20.
+fn nginx_burst(c: &Common, _: Progress, out: &mut Claims) {
+    let p = drive(&adm("leaky-bucket:rate=10,burst=20"), &AT_ONCE, 0.0, 1.0, deterministic(c));
     out.push(
         "§39.12 limit_req rate=10r/s burst=20, 100 requests at once",
         "burst=20: at most 20 requests wait in the bucket",
@@ -784,7 +839,7 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         "20 (and one passes at once)".into(),
         "exact count".into(),
     );
-    let n = passed_at_once("leaky-bucket:rate=10,burst=20,nodelay=true");
+    let n = passed_at_once(c, "leaky-bucket:rate=10,burst=20,nodelay=true");
     out.push(
         "§39.12 limit_req rate=10r/s burst=20 nodelay, 100 requests at once",
         "with nodelay, requests pass at once while the burst-20 bucket is not full",
@@ -795,12 +850,14 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         "21 (excess 0, then 1 .. 20)".into(),
         "exact count".into(),
     );
+}
 
-    // §39.2 / §39.12: the leaky bucket's output spacing, and what nodelay changes.
+/// §39.2 / §39.12: the leaky bucket's output spacing, and what nodelay changes.
+fn leaky_bucket_spacing(c: &Common, _: Progress, out: &mut Claims) {
     let mut rng = stream(c, "spacing", 0);
     let times = Pattern::Poisson { rate: 150.0 }.times(100.0, &mut rng);
-    events += times.len() as u64;
-    let p = drive(&adm("leaky-bucket:rate=100,burst=50"), &times, 0.0, 1.0, none());
+    out.events += times.len() as u64;
+    let p = drive(&adm("leaky-bucket:rate=100,burst=50"), &times, 0.0, 1.0, deterministic(c));
     let min_gap = p.released.windows(2).map(|w| w[1] - w[0]).fold(f64::INFINITY, f64::min);
     out.push(
         "§39.2 leaky-bucket:rate=100,burst=50 (delay), Poisson 150/s for 100 s",
@@ -812,8 +869,10 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         "0.01".into(),
         "at least 1/r (relative 1e-9)".into(),
     );
+}
 
-    // §39.5 and §39.10: NGINX's smooth weighted round robin on {A: 5, B: 1, C: 1}.
+/// §39.5 and §39.10: NGINX's smooth weighted round robin on {A: 5, B: 1, C: 1}.
+fn smooth_weighted_round_robin(_: &Common, _: Progress, out: &mut Claims) {
     let cycle: Vec<String> = super::swrr::smooth_cycle(&[5, 1, 1])
         .iter()
         .map(|&i| super::swrr::server_name(i).to_uppercase())
@@ -856,8 +915,10 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         "0".into(),
         "exact count".into(),
     );
+}
 
-    // §39.5 and §39.9: consistent hashing with virtual nodes, against modulo hashing.
+/// §39.5 and §39.9: consistent hashing with virtual nodes, against modulo hashing.
+fn consistent_hashing(c: &Common, _: Progress, out: &mut Claims) {
     let (servers, keys, vnodes) = (10u64, 200_000usize, 150u64);
     let mut spread = Vec::new();
     let mut rms = Vec::new();
@@ -884,7 +945,7 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         };
         let (before, after) = (ring(servers), ring(servers + 1));
         let key_hashes: Vec<u64> = (0..keys).map(|_| rand::Rng::next_u64(&mut rng)).collect();
-        events += keys as u64;
+        out.events += keys as u64;
         let mut load = vec![0u64; servers as usize];
         let (mut moved, mut moved_mod) = (0u64, 0u64);
         for &k in &key_hashes {
@@ -960,9 +1021,11 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         f(modulo),
         "within ci95 or 4 binomial sd".into(),
     );
+}
 
-    // §39.15: SRE client-side throttling with K = 2 against a backend of 100/s that rejects
-    // above 10 requests.
+/// §39.15: SRE client-side throttling with K = 2 against a backend of 100/s that rejects
+/// above 10 requests.
+fn adaptive_throttling(c: &Common, progress: Progress, out: &mut Claims) {
     for x in [1.0, 1.5, 2.0, 3.0, 5.0, 10.0] {
         let limiter = adm("adaptive:k=2,window=120,queue_limit=10");
         let lambda = 100.0 * x;
@@ -971,7 +1034,7 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
             .map(|rep| {
                 let mut rng = stream(c, &format!("sre {x}"), rep);
                 let times = Pattern::Poisson { rate: lambda }.times(duration, &mut rng);
-                events += times.len() as u64;
+                out.events += times.len() as u64;
                 let p = drive(&limiter, &times, 120.0, 100.0, rng);
                 p.sent as f64 / p.stats.offered as f64
             })
@@ -990,8 +1053,10 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         );
         progress.done();
     }
+}
 
-    // §39.17: distributed limiting without coordination.
+/// §39.17: distributed limiting without coordination.
+fn distributed_limiting(c: &Common, _: Progress, out: &mut Claims) {
     let distributed = [
         (
             "token-bucket:rate=500,burst=500,instances=5",
@@ -1019,7 +1084,7 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
             .map(|rep| {
                 let mut rng = stream(c, &format!("distributed {text}"), rep);
                 let times = Pattern::Poisson { rate: lambda }.times(duration, &mut rng);
-                events += times.len() as u64;
+                out.events += times.len() as u64;
                 let s = drive(&limiter, &times, 60.0, 1.0, rng).stats;
                 s.admitted as f64 / (duration - 60.0)
             })
@@ -1036,8 +1101,10 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
             "within 2% of the claimed rate".into(),
         );
     }
+}
 
-    // §39.11: latency of round robin and JSQ, simulated on the scenario engine.
+/// §39.11: latency of round robin and JSQ, simulated on the scenario engine.
+fn latency(c: &Common, progress: Progress, out: &mut Claims) {
     let (n, rho) = (10usize, 0.8);
     let run = RunConfig::new(50_000, 500_000, 100_000);
     let det = ServiceSpec::Det.build(Path::new(".")).expect("det");
@@ -1075,7 +1142,7 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         high(PolicyKind::Jsq),
     ];
     let outcomes = run_scenarios(&scenarios, &run, c, progress);
-    events += super::total_events(&outcomes);
+    out.events += super::total_events(&outcomes);
     let jsq_claim = 1.0 + rho.powi(n as i32) / (n as f64 * (1.0 - rho));
     let latency = [
         (
@@ -1125,7 +1192,6 @@ pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
         ),
         "ratio of the pooled means >= 10".into(),
     );
-    (out.rows, events)
 }
 
 /// Replications `limit` reports progress for.
