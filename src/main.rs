@@ -1,9 +1,9 @@
 //! The `lbsim` binary: parse, validate, run, write. See the library for everything else.
 //!
 //! Exit status: 0 success, 1 the output could not be written, 2 usage error (one line on stderr,
-//! nothing on stdout), 128 + the signal's number after a signal that ends the run (SIGINT 130,
-//! SIGTERM 143, SIGHUP 129, SIGUSR1 138, ...: [`ENDING_SIGNALS`]; nothing on stdout, no temporary
-//! file left).
+//! or clap's whole message with its suggestions for a malformed command line; nothing on stdout),
+//! 128 + the signal's number after a signal that ends the run (SIGINT 130, SIGTERM 143, SIGHUP
+//! 129, SIGUSR1 138, ...: [`ENDING_SIGNALS`]; nothing on stdout, no temporary file left).
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -107,7 +107,7 @@ fn main() -> ExitCode {
     };
     let mut outputs = vec![("output", out, bytes)];
     if let Some(plot) = plot {
-        let svg = lbsim::output::plot::svg(&results.rows).unwrap_or_default();
+        let svg = results.rows.figure().unwrap_or_default();
         outputs.push(("figure", plot, svg.into_bytes()));
     }
     if let Some(series) = series {
@@ -175,8 +175,6 @@ fn clap_error(e: clap::Error) -> ExitCode {
     }
 }
 
-/// On SIGINT, SIGTERM or SIGHUP: clear the progress bar, remove the temporary files and exit
-/// with 128 + the signal's number, as a shell reports a process killed by it.
 /// The signals that end a run, handled alike: what a terminal (SIGHUP, SIGINT), `kill` and
 /// `timeout` (SIGTERM), a batch system's time and resource limits (SIGTERM, SIGUSR1, SIGUSR2,
 /// SIGXCPU, SIGXFSZ, SIGALRM) and profiling timers (SIGVTALRM, SIGPROF) send, each of which would
@@ -186,6 +184,8 @@ const ENDING_SIGNALS: [i32; 10] = {
     [SIGHUP, SIGINT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF]
 };
 
+/// On any of [`ENDING_SIGNALS`]: clear the progress bar, remove the temporary files and exit
+/// with 128 + the signal's number, as a shell reports a process killed by it.
 fn clean_up_on_signals(bar: ProgressBar) {
     // Without the handler a signal only kills the process the default way.
     let Ok(mut signals) = signal_hook::iterator::Signals::new(ENDING_SIGNALS) else {
