@@ -59,6 +59,12 @@ fn main() -> ExitCode {
         }
     };
     let cfg = job.config();
+    if cli.global.dry_run {
+        for warning in &cfg.warnings {
+            say(warning);
+        }
+        return ExitCode::SUCCESS;
+    }
     let progress =
         Progress::start(job.replications(), command_name(&cli.command), cli.global.quiet);
     clean_up_on_signals(progress.bar());

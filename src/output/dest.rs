@@ -83,6 +83,15 @@ fn follow(path: &Path) -> io::Result<Followed> {
     Err(io::Error::other("too many levels of symbolic links"))
 }
 
+/// The path `path`'s symbolic links lead to, when it is one (a dangling link leads to the path it
+/// names); `None` when it is no link, or leads into `/proc`, or cannot be followed.
+pub fn link_target(path: &Path) -> Option<PathBuf> {
+    match follow(path).ok()? {
+        Followed::Path(p) if p != path => Some(p),
+        _ => None,
+    }
+}
+
 /// The file a path names, for telling whether two options name the same file: where its links
 /// lead, canonical if it exists, else its canonical directory joined with its name. `None` for
 /// stdout.
