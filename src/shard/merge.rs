@@ -325,27 +325,7 @@ fn collect<R: Record>(
                     let Some((k, count)) = &mut open else {
                         return Err(fail(format!("{}: a task before any manifest", input.at())));
                     };
-                    let consistent = t.index < tasks
-                        && t.index % n == *k
-                        && t.scenario.checked_mul(seeds).and_then(|i| i.checked_add(t.replication))
-                            == Some(t.index)
-                        && t.replication < seeds;
-                    if !consistent {
-                        return Err(fail(format!(
-                            "{}: task {} is not a task of shard {k}/{n} (0 to {} in steps of {n})",
-                            input.at(),
-                            t.index,
-                            tasks.saturating_sub(1)
-                        )));
-                    }
-                    let (index, result) = verified(t, &input.at(), *k, n)?;
-                    if std::mem::replace(&mut present[index as usize], true) {
-                        return Err(fail(format!(
-                            "{}: task {} given twice in shard {k}/{n}",
-                            input.at(),
-                            index
-                        )));
-                    }
+                    let (index, result) = checked(t, input, (*k, n), (tasks, seeds), &mut present)?;
                     waiting.insert(index, result);
                     while let Some(r) = waiting.remove(&next) {
                         consume(next, r);
@@ -391,6 +371,36 @@ fn collect<R: Record>(
     }
     debug_assert_eq!(next, tasks, "every task is present, so every one was consumed");
     Ok(())
+}
+
+/// Task line `t` of shard `k`/`n` (of `tasks` tasks, `seeds` per scenario), once it is one of the
+/// shard's tasks, not given before (`present`, which it is marked in), and intact: its index
+/// and result.
+fn checked<R: Record>(
+    t: Task<R>,
+    input: &Input,
+    (k, n): (u64, u64),
+    (tasks, seeds): (u64, u64),
+    present: &mut [bool],
+) -> Result<(u64, R), UsageError> {
+    let consistent = t.index < tasks
+        && t.index % n == k
+        && t.scenario.checked_mul(seeds).and_then(|i| i.checked_add(t.replication))
+            == Some(t.index)
+        && t.replication < seeds;
+    if !consistent {
+        return Err(fail(format!(
+            "{}: task {} is not a task of shard {k}/{n} (0 to {} in steps of {n})",
+            input.at(),
+            t.index,
+            tasks.saturating_sub(1)
+        )));
+    }
+    let (index, result) = verified(t, &input.at(), k, n)?;
+    if std::mem::replace(&mut present[index as usize], true) {
+        return Err(fail(format!("{}: task {} given twice in shard {k}/{n}", input.at(), index)));
+    }
+    Ok((index, result))
 }
 
 /// A command line as its options: an option with the values that follow it (`--seed 2`), or
