@@ -140,8 +140,13 @@ fn main() -> ExitCode {
         let csv = report.series.clone().unwrap_or_default();
         outputs.push(("series", series, Body::Bytes(csv.into_bytes())));
     }
-    // Stdout first, then the files to replace (written, not yet visible), then devices and FIFOs;
-    // the renames come last, so a run whose output failed anywhere leaves no file behind.
+    write_all(outputs)
+}
+
+/// Writes every output: stdout first, then the files to replace (written, not yet visible), then
+/// devices and FIFOs; the renames come last, so a run whose output failed anywhere leaves no file
+/// behind.
+fn write_all(mut outputs: Vec<(&str, Destination, Body)>) -> ExitCode {
     outputs.sort_by_key(|(_, d, _)| match (d.is_stdout(), d.is_replaced()) {
         (true, _) => 0,
         (false, true) => 1,

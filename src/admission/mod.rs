@@ -216,6 +216,24 @@ impl AdmissionSpec {
 
     /// Checks the keys against the kind and fills in the defaults.
     pub fn resolve(&self) -> Result<Admission, String> {
+        let kind = self.kind()?;
+        let instances = self.instances.unwrap_or(1);
+        if !(1..=10_000).contains(&instances) {
+            return Err(format!("admission.instances: expected 1 to 10000, got {instances}"));
+        }
+        let split = self.split(instances)?;
+        let window = match kind {
+            Kind::FixedWindow { window, .. }
+            | Kind::SlidingLog { window, .. }
+            | Kind::SlidingWindow { window, .. } => window,
+            _ => 1.0,
+        };
+        let period = positive("period", self.period, Some(window))?;
+        Ok(Admission { kind, instances, split, period })
+    }
+
+    /// The limiter of `kind`, with its own keys checked and the others refused.
+    fn kind(&self) -> Result<Kind, String> {
         let unused = |keys: &[(&str, bool)]| -> Result<(), String> {
             match keys.iter().find(|(_, given)| *given) {
                 Some((key, _)) => {
@@ -241,7 +259,7 @@ impl AdmissionSpec {
             Some(l) => Err(format!("admission.limit: expected an integer >= 1, got {l}")),
             None => Err("admission.limit: missing (the limiter needs it)".to_string()),
         };
-        let kind = match self.kind.as_str() {
+        Ok(match self.kind.as_str() {
             "token-bucket" | "gcra" | "leaky-bucket" => {
                 unused(&rate_keys)?;
                 if self.window.is_some() {
@@ -303,12 +321,12 @@ impl AdmissionSpec {
                     KINDS.join(", ")
                 ));
             }
-        };
-        let instances = self.instances.unwrap_or(1);
-        if !(1..=10_000).contains(&instances) {
-            return Err(format!("admission.instances: expected 1 to 10000, got {instances}"));
-        }
-        let split = match self.split.as_deref().unwrap_or("uniform") {
+        })
+    }
+
+    /// How the rate is split over `instances`.
+    fn split(&self, instances: u32) -> Result<Split, String> {
+        Ok(match self.split.as_deref().unwrap_or("uniform") {
             "uniform" => {
                 if self.skew.is_some() {
                     return Err("admission.skew: applies to split = \"skewed\"".into());
@@ -327,15 +345,7 @@ impl AdmissionSpec {
                     "admission.split: '{other}': expected \"uniform\" or \"skewed\""
                 ));
             }
-        };
-        let window = match kind {
-            Kind::FixedWindow { window, .. }
-            | Kind::SlidingLog { window, .. }
-            | Kind::SlidingWindow { window, .. } => window,
-            _ => 1.0,
-        };
-        let period = positive("period", self.period, Some(window))?;
-        Ok(Admission { kind, instances, split, period })
+        })
     }
 }
 
