@@ -119,6 +119,12 @@ pub struct Global {
     /// command's output [default: the whole command]
     #[arg(long, global = true, allow_hyphen_values = true, value_name = "K/N")]
     pub shard: Option<String>,
+    /// Check the command (its options, files and, with --shard, its plan) and exit without
+    /// simulating or writing anything: status 0 and its warnings if it would run, else its
+    /// one-line error and status 2 (scripts/slurm/submit checks a sweep this way before
+    /// submitting it)
+    #[arg(long, global = true)]
+    pub dry_run: bool,
 }
 
 /// The experiments.
@@ -272,7 +278,8 @@ Examples:
 /// `lbsim run`
 #[derive(Debug, Args)]
 pub struct ScenarioArgs {
-    /// The scenario file (TOML, at most 1 MiB), or `-` for standard input; every key has a
+    /// The scenario file (TOML, at most 1 MiB), or `-` for standard input (its relative paths,
+    /// such as a trace's `file`, are then taken from the current directory); every key has a
     /// default, see README's "Your own scenario"
     pub file: PathBuf,
     /// Override a key by its dotted path, e.g. --set arrivals.load=0.95 (repeatable; the value is

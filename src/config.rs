@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::cli::{self, Cli, Command};
 use crate::model::RunLength;
 use crate::output::Format;
+use crate::output::table::format_number;
 use crate::policy::registry::{self, NameError};
 use crate::policy::{Info, PolicyKind, SWRR_MAX_CYCLE, integer_weights};
 
@@ -143,6 +144,21 @@ fn check_out(option: &str, out: &Path) -> Result<(), UsageError> {
     if !dir.is_dir() {
         let dir = shown(&dir.to_string_lossy());
         return Err(bad(option, &text, format!("directory '{dir}' does not exist")));
+    }
+    if let Some(target) = crate::output::dest::link_target(out) {
+        let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            let (target, dir) = (target.to_string_lossy(), dir.to_string_lossy());
+            return Err(bad(
+                option,
+                &text,
+                format!(
+                    "a symbolic link to '{}', whose directory '{}' does not exist",
+                    shown(&target),
+                    shown(&dir)
+                ),
+            ));
+        }
     }
     Ok(())
 }
@@ -308,9 +324,9 @@ fn check_limit_size(
     let total = per_rep * seeds as f64;
     let per_rep_max = (limits::MEMORY / limits::BYTES_PER_LIMIT_ARRIVAL) as f64;
     let (size, most) = if per_rep > per_rep_max {
-        (format!("{} arrivals per replication", crate::error::number(per_rep.ceil())), per_rep_max)
+        (format!("{} arrivals per replication", format_number(per_rep.ceil())), per_rep_max)
     } else if total > limits::LIMIT_ARRIVALS {
-        let total = crate::error::number(total.ceil());
+        let total = format_number(total.ceil());
         (format!("{total} arrivals over --seeds {seeds}"), limits::LIMIT_ARRIVALS)
     } else {
         return Ok(());
@@ -320,8 +336,8 @@ fn check_limit_size(
         format!(
             "{} over --duration {} makes up to {size}; at most {} are accepted",
             shown(&cfg.pattern),
-            crate::error::number(cfg.duration),
-            crate::error::number(most)
+            format_number(cfg.duration),
+            format_number(most)
         ),
     ))
 }
@@ -727,9 +743,12 @@ fn scenario_policies(
     use crate::experiment::run::PolicySpec;
     let mut out: Vec<PolicySpec> = Vec::new();
     for label in list {
-        let (name, params) = label.split_once(':').unwrap_or((label.as_str(), ""));
+        // Names are trimmed wherever the command line or a file gives them.
+        let label = label.trim();
+        let (name, params) = label.split_once(':').unwrap_or((label, ""));
+        let name = name.trim();
         let info = if board { Info::Board } else { Info::Live };
-        let kind = registry::resolve(name.trim(), info).map_err(|e| match e {
+        let kind = registry::resolve(name, info).map_err(|e| match e {
             NameError::Unknown => {
                 format!("{key}: unknown policy '{name}'; valid policies: {}", registry::names(None))
             }
@@ -746,9 +765,17 @@ fn scenario_policies(
             }
         })?;
         let mut tuning = crate::policy::Tuning::default();
+        let mut given: Vec<(&str, &str)> = Vec::new();
         for param in params.split(',').filter(|p| !p.trim().is_empty()) {
             match param.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
                 Some((k, v)) if kind.entry().params.contains(&k) => {
+                    if let Some((_, first)) = given.iter().find(|(g, _)| *g == k) {
+                        return Err(format!(
+                            "{key}: '{label}': parameter '{k}' is given twice ({k}={first} and \
+                             {k}={v})"
+                        ));
+                    }
+                    given.push((k, v));
                     tuning.set(k, v).map_err(|e| format!("{key}: '{label}': {e}"))?;
                 }
                 _ => {
@@ -758,10 +785,10 @@ fn scenario_policies(
                 }
             }
         }
-        if out.iter().any(|p| p.label == *label) {
+        if out.iter().any(|p| p.label == label) {
             return Err(format!("{key}: '{label}' is listed twice"));
         }
-        out.push(PolicySpec { label: label.clone(), kind, tuning });
+        out.push(PolicySpec { label: label.to_string(), kind, tuning });
     }
     Ok(out)
 }
@@ -856,6 +883,69 @@ fn apply_overrides(
     Ok(())
 }
 
+/// Refuses, with `run --print`, the options that would change nothing: the printed file is
+/// TOML whatever the format, and it holds the seeds of its `[run]`.
+fn check_print_options(
+    a: &cli::ScenarioArgs,
+    common: &Common,
+    seeds_given: bool,
+    seed_given: bool,
+) -> Result<(), UsageError> {
+    if common.format != Format::Table {
+        let format = match common.format {
+            Format::Csv => "csv",
+            _ => "json",
+        };
+        return Err(conflict(
+            &format!("--format {format}"),
+            "does not apply to --print, which prints the scenario file as TOML: leave one out",
+        ));
+    }
+    let unused = [
+        ("--quantiles", a.run.quantiles.is_some()),
+        ("--baseline", a.run.baseline.is_some()),
+        ("--series", a.series.is_some()),
+        ("--series-window", a.series_window.is_some()),
+    ];
+    if let Some((option, _)) = unused.into_iter().find(|&(_, given)| given) {
+        return Err(conflict(
+            option,
+            "is not part of a scenario file, and --print runs nothing: leave it out",
+        ));
+    }
+    let seeds = [("--seeds", "run.seeds", seeds_given), ("--seed", "run.seed", seed_given)];
+    if let Some((option, key, _)) = seeds.into_iter().find(|&(_, _, given)| given) {
+        return Err(conflict(
+            option,
+            format!(
+                "does not change the file --print prints: set its key with --set {key}=..., or \
+                 leave --print out"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses two `--set` of one key: the second would silently replace the first.
+fn check_set_keys(assignments: &[String]) -> Result<(), UsageError> {
+    let key = |a: &str| a.split_once('=').map(|(k, _)| k.trim().to_string());
+    for (i, a) in assignments.iter().enumerate() {
+        let Some(k) = key(a) else { continue };
+        if let Some(first) = assignments[..i].iter().find(|b| key(b).as_ref() == Some(&k)) {
+            return Err(conflict(
+                "--set",
+                format!(
+                    "sets key '{}' twice ('{}' and '{}'): give it once",
+                    shown(&k),
+                    shown(first.trim()),
+                    shown(a.trim())
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `lbsim run`: reads the file, applies `--set` and the command line, and resolves every sweep
 /// point.
 fn run_scenario(
@@ -867,6 +957,7 @@ fn run_scenario(
     use crate::experiment::run::RunScenario;
     use crate::scenario::Source;
     let mut source = Source::read(&a.file)?;
+    check_set_keys(&a.set)?;
     for assignment in &a.set {
         source.set(assignment)?;
     }
@@ -876,14 +967,7 @@ fn run_scenario(
     let keyed = |e: String| UsageError::from(ScenarioError::keyed(&source.file, None, &e));
     let first = points[0].1.clone();
     if a.print {
-        let unused = [("--quantiles", a.run.quantiles.is_some())];
-        let unused = unused.into_iter().chain([("--baseline", a.run.baseline.is_some())]);
-        if let Some((option, _)) = unused.into_iter().find(|&(_, given)| given) {
-            return Err(conflict(
-                option,
-                "is not part of a scenario file, and --print runs nothing: leave it out",
-            ));
-        }
+        check_print_options(a, common, seeds_given, seed_given)?;
         let base = source.spec_of(&source.table).map_err(keyed)?;
         return Ok(Experiment::Print(base.to_toml()));
     }
@@ -964,6 +1048,7 @@ fn resolve_point(
             .into());
         }
     }
+    check_hash_policies(&policies, servers).map_err(keyed)?;
     // ----- policies that run as one client only -----
     if !spec.info.clients().is_single()
         && let Some((p, why)) =
@@ -1041,6 +1126,25 @@ fn resolve_point(
     };
     workload.keys = Some(spec.keys.clone());
     Ok(Point { keys, spec, policies, run, load, workload, heavy_tail, short_trace })
+}
+
+/// A scenario's `ring-hash` and `maglev` on its `servers`, under the rules `hash` applies.
+fn check_hash_policies(
+    policies: &[crate::experiment::run::PolicySpec],
+    servers: usize,
+) -> Result<(), String> {
+    for p in policies {
+        let (vnodes, table) = (p.tuning.vnodes, p.tuning.table as usize);
+        let fits = match p.kind {
+            PolicyKind::Maglev => maglev_fits(servers, 0, table)
+                .map_err(|rule| format!("on {servers} servers (farm.groups): {rule}")),
+            PolicyKind::RingHash => ring_fits(servers, u64::from(vnodes))
+                .map_err(|rule| format!("with vnodes {vnodes} {rule}")),
+            _ => Ok(()),
+        };
+        fits.map_err(|rule| format!("policies: '{}' {rule}", p.label))?;
+    }
+    Ok(())
 }
 
 /// `--series FILE` and `--series-window W`: the file, with every point's window set.
@@ -1663,27 +1767,15 @@ fn hash_config(
         }
         None => None,
     };
-    if methods.contains(&HashMethod::Maglev) && servers >= DEFAULT_TABLE_SIZE {
-        return Err(conflict(
-            "--servers",
-            format!(
-                "{servers} with maglev: its table of {DEFAULT_TABLE_SIZE} entries takes at most \
-                 {} servers (n + 1 are built)",
-                DEFAULT_TABLE_SIZE - 1
-            ),
-        ));
+    if methods.contains(&HashMethod::Maglev) {
+        maglev_fits(servers, 1, DEFAULT_TABLE_SIZE)
+            .map_err(|rule| conflict("--servers", format!("{servers} with maglev: {rule}")))?;
     }
     let most = vnodes.iter().copied().max().unwrap_or(1);
     let points = (servers as u64 + 1).saturating_mul(most as u64);
-    if ring && points > limits::RING_POINTS {
-        return Err(too_large(
-            format!("--vnodes {most}"),
-            format!(
-                "on {} servers is {points} points per ring; at most {} are accepted",
-                servers + 1,
-                limits::RING_POINTS
-            ),
-        ));
+    if ring {
+        ring_fits(servers + 1, most as u64)
+            .map_err(|rule| too_large(format!("--vnodes {most}"), rule))?;
     }
     let rows = methods
         .iter()
@@ -1697,6 +1789,31 @@ fn hash_config(
     let rings = if ring { 2 * points * 16 } else { 2 * DEFAULT_TABLE_SIZE as u64 * 4 };
     check_memory(threads, seeds * rows as u64, rings + keys * 4, &format!("--keys {keys}"))?;
     Ok(HashConfig { servers, keys, vnodes, methods, balance })
+}
+
+/// Maglev's rule, which `hash` and `run` share: a table of `table` entries holds at most `table`
+/// servers. `hash` builds `servers + 1` (`extra` = 1). The rule broken, as the words after
+/// "with maglev: ".
+pub fn maglev_fits(servers: usize, extra: usize, table: usize) -> Result<(), String> {
+    if servers + extra <= table {
+        return Ok(());
+    }
+    let note = if extra > 0 { " (n + 1 are built)" } else { "" };
+    Err(format!("its table of {table} entries takes at most {} servers{note}", table - extra))
+}
+
+/// The ring's rule, which `hash` and `run` share: `built` servers of `vnodes` points each make at
+/// most [`limits::RING_POINTS`] points (16 bytes each, per ring and replication in flight). The
+/// rule broken, as the words after the points' option (`--vnodes 100 `).
+pub fn ring_fits(built: usize, vnodes: u64) -> Result<(), String> {
+    let points = (built as u64).saturating_mul(vnodes);
+    if points <= limits::RING_POINTS {
+        return Ok(());
+    }
+    Err(format!(
+        "on {built} servers is {points} points per ring; at most {} are accepted",
+        limits::RING_POINTS
+    ))
 }
 
 /// The weight sets `lbsim swrr` compares by default.

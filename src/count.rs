@@ -30,7 +30,10 @@ impl<'de> Deserialize<'de> for Count {
                 if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 {
                     Ok(Count(v as u64))
                 } else {
-                    Err(E::custom(format!("expected a non-negative integer, got {v}")))
+                    Err(E::custom(format!(
+                        "expected a non-negative integer, got {}",
+                        crate::output::table::format_number(v)
+                    )))
                 }
             }
         }

@@ -23,14 +23,6 @@ pub fn shown(value: &str) -> String {
     out
 }
 
-/// A number for a message: as Rust writes it when that takes at most 12 characters, else in
-/// scientific notation if shorter (`1e300`, not 301 digits; `100`, not `1e2`).
-pub fn number(x: f64) -> String {
-    let plain = format!("{x}");
-    let scientific = format!("{x:e}");
-    if plain.len() > 12 && scientific.len() < plain.len() { scientific } else { plain }
-}
-
 /// Text of any origin made safe for one line (line breaks and other control characters escaped;
 /// not shortened).
 fn one_line(text: &str) -> String {

@@ -1,9 +1,9 @@
 //! The `lbsim` binary: parse, validate, run, write. See the library for everything else.
 //!
 //! Exit status: 0 success, 1 the output could not be written, 2 usage error (one line on stderr,
-//! nothing on stdout), 128 + the signal's number after a signal that ends the run (SIGINT 130,
-//! SIGTERM 143, SIGHUP 129, SIGUSR1 138, ...: [`ENDING_SIGNALS`]; nothing on stdout, no temporary
-//! file left).
+//! or clap's whole message with its suggestions for a malformed command line; nothing on stdout),
+//! 128 + the signal's number after a signal that ends the run (SIGINT 130, SIGTERM 143, SIGHUP
+//! 129, SIGUSR1 138, ...: [`ENDING_SIGNALS`]; nothing on stdout, no temporary file left).
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use clap::Parser;
 use indicatif::ProgressBar;
 use lbsim::cli::{Cli, Command};
-use lbsim::output::dest::{self, Destination};
+use lbsim::output::dest::{self, Destination, Spool};
 use lbsim::output::progress::Progress;
 use lbsim::shard::Job;
 
@@ -59,8 +59,18 @@ fn main() -> ExitCode {
         }
     };
     let cfg = job.config();
-    let progress =
-        Progress::start(job.replications(), command_name(&cli.command), cli.global.quiet);
+    if cli.global.dry_run {
+        for warning in &cfg.warnings {
+            say(warning);
+        }
+        return ExitCode::SUCCESS;
+    }
+    let progress = Progress::start(
+        job.replications(),
+        job.requests(),
+        command_name(&cli.command),
+        cli.global.quiet,
+    );
     clean_up_on_signals(progress.bar());
     for warning in &cfg.warnings {
         say(warning);
@@ -95,24 +105,40 @@ fn main() -> ExitCode {
         return ExitCode::from(EXIT_IO);
     }
 
-    let results = job.execute(&progress);
+    // A shard's raw records go to a spool as they are made, and from there to the output.
+    let spool = match &job {
+        Job::Shard { .. } => match out.spool() {
+            Ok(spool) => Some(spool),
+            Err(e) => return cannot_write("--out", cfg.common.out.as_deref(), e, progress),
+        },
+        _ => None,
+    };
+    let (results, spool) = match run(&job, &progress, spool) {
+        Ok(done) => done,
+        Err(e) => {
+            progress.finish();
+            say(&format!("error: writing the output: {e}"));
+            return ExitCode::from(EXIT_IO);
+        }
+    };
     let report = &results.report;
     progress.finish();
     for warning in &report.warnings {
         say(warning);
     }
-    let bytes = match &report.text {
-        Some(text) => text.clone().into_bytes(),
-        None => cfg.common.format.exporter().serialize(report),
+    let body = match (spool, &report.text) {
+        (Some(spool), _) => Body::Spool(spool),
+        (None, Some(text)) => Body::Bytes(text.clone().into_bytes()),
+        (None, None) => Body::Bytes(cfg.common.format.exporter().serialize(report)),
     };
-    let mut outputs = vec![("output", out, bytes)];
+    let mut outputs = vec![("output", out, body)];
     if let Some(plot) = plot {
-        let svg = lbsim::output::plot::svg(&results.rows).unwrap_or_default();
-        outputs.push(("figure", plot, svg.into_bytes()));
+        let svg = results.rows.figure().unwrap_or_default();
+        outputs.push(("figure", plot, Body::Bytes(svg.into_bytes())));
     }
     if let Some(series) = series {
         let csv = report.series.clone().unwrap_or_default();
-        outputs.push(("series", series, csv.into_bytes()));
+        outputs.push(("series", series, Body::Bytes(csv.into_bytes())));
     }
     // Stdout first, then the files to replace (written, not yet visible), then devices and FIFOs;
     // the renames come last, so a run whose output failed anywhere leaves no file behind.
@@ -121,8 +147,12 @@ fn main() -> ExitCode {
         (false, true) => 1,
         (false, false) => 2,
     });
-    for (what, d, bytes) in &mut outputs {
-        match d.write(bytes) {
+    for (what, d, body) in &mut outputs {
+        let written = match body {
+            Body::Bytes(bytes) => d.write(bytes),
+            Body::Spool(spool) => d.write_spool(spool),
+        };
+        match written {
             Ok(()) => {}
             // The reader went away (`| head`): what it wanted was written.
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe && !d.is_replaced() => {}
@@ -139,6 +169,24 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_IO)
         }
     }
+}
+
+/// What an output holds: bytes, or a spool of raw records.
+enum Body {
+    Bytes(Vec<u8>),
+    Spool(Spool),
+}
+
+/// Runs the job; a shard writes its raw records into `spool`, returned with the results.
+fn run(
+    job: &Job,
+    progress: &Progress,
+    spool: Option<Spool>,
+) -> io::Result<(lbsim::experiment::Results, Option<Spool>)> {
+    let Some(mut spool) = spool else { return Ok((job.execute(progress), None)) };
+    let results = job.write_records(progress, &mut spool)?;
+    spool.flush()?;
+    Ok((results, Some(spool)))
 }
 
 /// Help and version (exit 0, or 1 if they cannot be written), and usage errors (exit 2, clap's
@@ -175,8 +223,6 @@ fn clap_error(e: clap::Error) -> ExitCode {
     }
 }
 
-/// On SIGINT, SIGTERM or SIGHUP: clear the progress bar, remove the temporary files and exit
-/// with 128 + the signal's number, as a shell reports a process killed by it.
 /// The signals that end a run, handled alike: what a terminal (SIGHUP, SIGINT), `kill` and
 /// `timeout` (SIGTERM), a batch system's time and resource limits (SIGTERM, SIGUSR1, SIGUSR2,
 /// SIGXCPU, SIGXFSZ, SIGALRM) and profiling timers (SIGVTALRM, SIGPROF) send, each of which would
@@ -186,6 +232,8 @@ const ENDING_SIGNALS: [i32; 10] = {
     [SIGHUP, SIGINT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF]
 };
 
+/// On any of [`ENDING_SIGNALS`]: clear the progress bar, remove the temporary files and exit
+/// with 128 + the signal's number, as a shell reports a process killed by it.
 fn clean_up_on_signals(bar: ProgressBar) {
     // Without the handler a signal only kills the process the default way.
     let Ok(mut signals) = signal_hook::iterator::Signals::new(ENDING_SIGNALS) else {

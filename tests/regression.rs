@@ -4,21 +4,31 @@
 //! say in the commit why the numbers moved.
 
 use std::path::Path;
+use std::sync::OnceLock;
 
-use lbsim::reproduce::{first_differences, generate};
+use lbsim::reproduce::{Artifact, COMMANDS, Ran, first_differences, summary};
 
-#[test]
-fn regenerated_results_match_the_committed_ones() {
+/// Each reproduced command, run once for the whole test binary: the per-artefact tests and the
+/// summary's test share them, so the suite runs every command once, in parallel.
+static RAN: [OnceLock<Ran>; COMMANDS.len()] = [const { OnceLock::new() }; COMMANDS.len()];
+
+fn ran(stem: &str) -> &'static Ran {
+    let i = COMMANDS.iter().position(|(s, _)| *s == stem).expect("a reproduced command");
+    RAN[i].get_or_init(|| Ran::command(stem, None, &|| {}).expect("the command is valid"))
+}
+
+/// Compares `files` with the committed ones in `results/` byte for byte (or, with
+/// `LBSIM_BLESS=1`, writes them there).
+fn matches_committed(files: &[Artifact]) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
-    let files = generate(None, &|| {}).expect("the reproduction's commands are valid");
     if std::env::var_os("LBSIM_BLESS").is_some_and(|v| v == "1") {
-        for (name, bytes) in &files {
+        for (name, bytes) in files {
             std::fs::write(dir.join(name), bytes).expect("writing results/");
         }
         return;
     }
     let mut report = Vec::new();
-    for (name, bytes) in &files {
+    for (name, bytes) in files {
         match std::fs::read(dir.join(name)) {
             Ok(committed) if committed == *bytes => {}
             Ok(committed) => {
@@ -35,6 +45,53 @@ fn regenerated_results_match_the_committed_ones() {
          commit why the numbers moved.",
         report.join("\n")
     );
+}
+
+/// One test per reproduced command: its CSV (and figure) regenerated and compared.
+macro_rules! artefacts {
+    ($($test:ident: $stem:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                matches_committed(&ran($stem).files());
+            }
+        )*
+
+        #[test]
+        fn every_reproduced_command_has_its_test() {
+            let tested = [$($stem),*];
+            let commands: Vec<&str> = COMMANDS.iter().map(|(stem, _)| *stem).collect();
+            assert_eq!(tested.as_slice(), commands.as_slice());
+        }
+    };
+}
+
+artefacts! {
+    regenerated_bins: "bins",
+    regenerated_fixed: "fixed",
+    regenerated_homo: "homo",
+    regenerated_hetero: "hetero",
+    regenerated_hetero_paired: "hetero_paired",
+    regenerated_stale: "stale",
+    regenerated_swrr: "swrr",
+    regenerated_swrr_trace: "swrr_trace",
+    regenerated_subset: "subset",
+    regenerated_subset_sweep: "subset_sweep",
+    regenerated_hash: "hash",
+    regenerated_fleet: "fleet",
+    regenerated_fleet_subsets: "fleet_subsets",
+    regenerated_fleet_hashing: "fleet_hashing",
+    regenerated_limit: "limit",
+    regenerated_hetero_feedback: "hetero_feedback",
+    regenerated_slow_backend: "slow_backend",
+    regenerated_slow_backend_fleet: "slow_backend_fleet",
+}
+
+#[test]
+fn regenerated_summary_matches_the_committed_one() {
+    // results.txt and the slow-backend figure read every command's rows.
+    let all: Vec<&Ran> = COMMANDS.iter().map(|(stem, _)| ran(stem)).collect();
+    matches_committed(&summary(&all));
 }
 
 /// The text of every `<text>` element of an SVG document, trimmed.

@@ -350,3 +350,129 @@ fn a_trace_shorter_than_asked_says_so() {
     let quiet = lbsim(&["run", &file, "-q", "--requests", "400"]);
     assert!(quiet.status.success() && quiet.stderr.is_empty());
 }
+
+/// A refused `lbsim run`: exit 2, nothing on stdout, one line on stderr; the line.
+fn run_refused(args: &[&str]) -> String {
+    let out = lbsim(&[&["run"][..], args].concat());
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    err
+}
+
+const SMALL: &str = "policies = [\"random\", \"p2c\"]\n[farm]\ngroups = [{ count = 4, rate = 1.0 }]\n\
+                     [run]\nrequests = 2000\nwarmup = 100\nseeds = 2\n";
+
+#[test]
+fn run_refuses_hash_tables_and_rings_that_hash_refuses() {
+    let dir = Dir::new("scenario-hash-limits");
+    let file = dir.file("s.toml", "[farm]\ngroups = [{ count = 1e6, rate = 1.0 }]\n");
+    // hash refuses Maglev's 65537-entry table on 10^6 servers; run says the same.
+    let hash = String::from_utf8_lossy(
+        &lbsim(&["hash", "--servers", "1e6", "--methods", "maglev"]).stderr,
+    )
+    .into_owned();
+    let rule = "its table of 65537 entries takes at most";
+    assert!(hash.contains(rule), "{hash}");
+    let e = run_refused(&[&file, "--policies", "maglev"]);
+    assert!(e.contains("policies") && e.contains("'maglev'") && e.contains(rule), "{e}");
+    // 10^6 servers of 100 vnodes are 10^8 points: past the 10^7 that hash accepts per ring.
+    let hash = String::from_utf8_lossy(
+        &lbsim(&["hash", "--servers", "1e6", "--methods", "ring", "--vnodes", "100"]).stderr,
+    )
+    .into_owned();
+    let rule = "points per ring; at most 10000000 are accepted";
+    assert!(hash.contains(rule), "{hash}");
+    let e = run_refused(&[&file, "--policies", "ring-hash"]);
+    assert!(e.contains("'ring-hash'") && e.contains("100000000") && e.contains(rule), "{e}");
+    // Within the limits, both are accepted (checked without simulating).
+    let out = lbsim(&[
+        "run",
+        &file,
+        "--policies",
+        "ring-hash:vnodes=10,maglev:table=1000003",
+        "--dry-run",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn repeated_sweep_values_set_keys_and_parameters_are_refused_by_name() {
+    let dir = Dir::new("scenario-duplicates");
+    let sweep =
+        dir.file("s.toml", &format!("{SMALL}[sweep]\n\"arrivals.load\" = [0.5, 0.7, 0.5]\n"));
+    let e = run_refused(&[&sweep]);
+    assert!(e.contains("sweep.\"arrivals.load\"") && e.contains("0.5 twice"), "{e}");
+    // 1 and 1.0 are one value.
+    let slots = dir.file("n.toml", &format!("{SMALL}[sweep]\n\"farm.slots\" = [1, 2, 1.0]\n"));
+    let e = run_refused(&[&slots]);
+    assert!(e.contains("farm.slots") && e.contains("twice"), "{e}");
+    let file = dir.file("ok.toml", SMALL);
+    let e = run_refused(&[&file, "--set", "arrivals.load=0.5", "--set", "arrivals.load = 0.6"]);
+    assert!(e.contains("--set") && e.contains("'arrivals.load'") && e.contains("0.6"), "{e}");
+    let e = run_refused(&[&file, "--policies", "p2c-pewma:tau=1,tau=2"]);
+    assert!(e.contains("'tau'") && e.contains("tau=1") && e.contains("tau=2"), "{e}");
+    let e = run_refused(&[&file, "--admission", "token-bucket:rate=5,burst=2,rate=6"]);
+    assert!(e.contains("--admission") && e.contains("'rate'") && e.contains("rate=6"), "{e}");
+}
+
+#[test]
+fn policy_names_are_trimmed_wherever_they_are_given() {
+    let dir = Dir::new("scenario-trim");
+    let spaced = SMALL.replace("[\"random\", \"p2c\"]", "[\"random\", \" p2c \"]");
+    let file = dir.file("s.toml", &spaced);
+    let csv = lbsim_ok(&["run", &file, "--format", "csv", "-q", "--baseline", " p2c"]);
+    assert_eq!(column(&csv, "policy"), ["random", "p2c"]);
+    let plain = dir.file("p.toml", SMALL);
+    let listed = lbsim_ok(&["run", &plain, "--format", "csv", "-q", "--policies", "random, p2c "]);
+    assert_eq!(column(&listed, "policy"), ["random", "p2c"]);
+    assert_eq!(column(&listed, "mean"), column(&csv, "mean"));
+}
+
+#[test]
+fn type_errors_name_the_file_line_and_key() {
+    let dir = Dir::new("scenario-type-errors");
+    for (text, want) in [
+        ("policies = \"p2c\"\n", "s.toml:1: policies: expected a list, e.g. [\"p2c\"]"),
+        ("name = \"a\"\npolicies = [\"p2c\"]\npolicies = [\"jsq\"]\n", "s.toml:3: policies: "),
+        ("[farm]\nslots = 1\nslots = 2\n", "s.toml:3: farm.slots: "),
+        ("[farm]\nslots = \"x\"\n", "s.toml:2: farm.slots: "),
+        ("[run]\nseed = 1.5\n", "s.toml:2: run.seed: "),
+        ("[farm]\ngroups = [{ count = 2, rate = \"x\" }]\n", "s.toml:2: farm.groups[0].rate: "),
+        ("[run]\npolicies = [\"p2c\"]\n", "s.toml:2: run.policies: unknown field"),
+    ] {
+        let file = dir.file("s.toml", text);
+        let e = run_refused(&[&file]);
+        assert!(e.starts_with(&format!("error: {}", want.replace("s.toml", &file))), "{text}: {e}");
+    }
+}
+
+#[test]
+fn numbers_in_messages_are_short() {
+    let dir = Dir::new("scenario-numbers");
+    let file = dir.file("s.toml", SMALL);
+    for set in ["arrivals.load=1e300", "farm.groups=[{ count = 4, rate = 1e300 }]"] {
+        let e = run_refused(&[&file, "--set", set]);
+        assert!(e.contains("1.000e300") && e.len() < 200, "{set}: {e}");
+    }
+    let e = run_refused(&[&file, "--set", "service={ kind = \"hyperexp\", scv = 1e-300 }"]);
+    assert!(e.contains("1.000e-300") && e.len() < 200, "{e}");
+}
+
+#[test]
+fn print_refuses_the_options_it_would_ignore() {
+    let dir = Dir::new("scenario-print-options");
+    let file = dir.file("s.toml", SMALL);
+    for (extra, option) in [
+        (&["--format", "csv"][..], "--format csv"),
+        (&["--format", "json"], "--format json"),
+        (&["--series", "x.csv"], "--series"),
+        (&["--seeds", "3"], "--seeds"),
+        (&["--seed", "3"], "--seed"),
+    ] {
+        let e = run_refused(&[&[file.as_str(), "--print"][..], extra].concat());
+        assert!(e.contains(option) && e.contains("--print"), "{extra:?}: {e}");
+    }
+    assert!(lbsim_ok(&["run", &file, "--print"]).contains("seeds = 2"));
+}

@@ -138,11 +138,13 @@ fn under_a_terminal(name: &str, args: &[&str]) -> Option<(String, String)> {
 #[test]
 fn a_terminal_gets_a_bar_on_stderr_with_count_and_eta_and_stdout_stays_clean() {
     let Some((terminal, stdout)) = under_a_terminal("tty", LONG_ENOUGH) else { return };
-    assert!(terminal.contains("replications"), "no bar: {terminal:?}");
-    assert!(terminal.contains("/8 replications, ETA"), "count and ETA: {terminal:?}");
+    // The bar counts the requests simulated (8 replications of 100,000 + 6,000,000 arrivals),
+    // so it moves inside a replication.
+    assert!(terminal.contains("requests, ETA"), "no bar: {terminal:?}");
+    assert!(terminal.contains("/48800000 requests, ETA"), "count and ETA: {terminal:?}");
     assert!(stdout.starts_with("load,policy,"), "{stdout}");
     assert_eq!(stdout.lines().count(), 3, "{stdout}");
-    assert!(!stdout.contains("replications") && !stdout.contains('\x1b'), "{stdout:?}");
+    assert!(!stdout.contains("ETA") && !stdout.contains('\x1b'), "{stdout:?}");
 }
 
 #[test]
@@ -150,7 +152,7 @@ fn quiet_hides_the_bar_even_on_a_terminal() {
     let mut args = LONG_ENOUGH.to_vec();
     args.push("--quiet");
     let Some((terminal, stdout)) = under_a_terminal("quiet", &args) else { return };
-    assert!(!terminal.contains("replications"), "--quiet shows a bar: {terminal:?}");
+    assert!(!terminal.contains("ETA"), "--quiet shows a bar: {terminal:?}");
     assert_eq!(stdout.lines().count(), 3);
 }
 
@@ -1388,7 +1390,17 @@ fn run_takes_the_run_options_of_the_other_commands() {
     // --requests and --warmup mean what `--set run.requests=...` means.
     let short = ok(&["--requests", "2e4", "--warmup", "2e3"]);
     assert_eq!(short, ok(&["--set", "run.requests=20000", "--set", "run.warmup=2000"]));
-    let printed = ok(&["--requests", "2e4", "--warmup", "auto", "--queue-guard", "50", "--print"]);
+    let printed = crate::util::lbsim_ok(&[
+        "run",
+        file.as_str(),
+        "--requests",
+        "2e4",
+        "--warmup",
+        "auto",
+        "--queue-guard",
+        "50",
+        "--print",
+    ]);
     for key in ["requests = 20000", "warmup = \"auto\"", "queue_guard = 50"] {
         assert!(printed.contains(key), "{key} in {printed}");
     }
@@ -1591,4 +1603,88 @@ fn usage_errors_name_what_is_missing_and_suggest_the_near_miss() {
     let stderr = text(&lbsim(&["homo", "--loads"]).stderr);
     assert!(!stderr.contains("[possible values: ]"), "{stderr}");
     assert!(stderr.contains("--loads"), "{stderr}");
+}
+
+#[test]
+fn an_output_through_a_dangling_link_into_a_missing_directory_is_a_usage_error() {
+    let dir = scratch("dangling-out");
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(dir.join("missing").join("x"), &link).unwrap();
+    let link = link.to_string_lossy().into_owned();
+    let e = refused(&["homo", "-o", link.as_str()]);
+    assert!(e.contains(&link) && e.contains("missing") && e.contains("--out"), "{e}");
+    // The same as a path into a missing directory.
+    let e = refused(&["homo", "-o", &dir.join("missing").join("x").to_string_lossy()]);
+    assert!(e.contains("does not exist"), "{e}");
+    assert_eq!(entries(&dir), ["link"]);
+}
+
+#[test]
+fn dry_run_checks_without_simulating_or_writing() {
+    let dir = scratch("dry-run");
+    let out = dir.join("out.csv").to_string_lossy().into_owned();
+    // 10^9 arrivals per replication would take hours; the check takes no time and writes nothing.
+    let checked = lbsim(&["homo", "--requests", "1e9", "-o", &out, "--dry-run"]);
+    assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stderr));
+    assert!(checked.stdout.is_empty() && entries(&dir).is_empty());
+    let e = refused(&["homo", "--loads", "2", "--dry-run"]);
+    assert!(e.contains("--loads"), "{e}");
+    let sharded = lbsim(&["homo", "--requests", "1e9", "--shard", "0/4", "--dry-run"]);
+    assert_eq!(sharded.status.code(), Some(0), "{}", text(&sharded.stderr));
+    assert!(sharded.stdout.is_empty());
+    let e = refused(&["homo", "--shard", "4/4", "--dry-run"]);
+    assert!(e.contains("--shard"), "{e}");
+}
+
+#[test]
+fn run_help_says_where_relative_paths_of_standard_input_lead() {
+    let help = crate::util::lbsim_ok(&["run", "--help"]);
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("`-` for standard input (its relative paths"), "{help}");
+    assert!(flat.contains("current directory"), "{help}");
+    assert!(flat.contains("--dry-run"), "{help}");
+}
+
+#[test]
+fn slurm_submit_refuses_a_command_that_lbsim_refuses() {
+    let dir = scratch("slurm-submit");
+    // A stand-in sbatch that records its calls: submit must not reach it with a bad command.
+    let bin = dir.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let calls = dir.join("calls");
+    let sbatch = bin.join("sbatch");
+    std::fs::write(&sbatch, format!("#!/bin/sh\necho \"$*\" >> '{}'\necho 42\n", calls.display()))
+        .unwrap();
+    std::fs::set_permissions(&sbatch, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/slurm/submit");
+    let submit = |args: &[&str]| {
+        let sweep = dir.join("sweep");
+        Command::new("bash")
+            .arg(script)
+            .args(["--dir", &sweep.to_string_lossy()])
+            .args(args)
+            .env("LBSIM", BIN)
+            .env("PATH", &path)
+            .current_dir(&*dir)
+            .output()
+            .unwrap()
+    };
+    for (args, names) in [
+        (&["2", "homo", "--loads", "2"][..], "--loads"),
+        (&["2", "homo", "--format", "csv", "-o", "missing/x.csv"], "--out"),
+        (&["2", "run", "-"], "--shard"),
+    ] {
+        let out = submit(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.lines().next().unwrap_or("").starts_with("error: "), "{err}");
+        assert!(err.contains(names) && err.contains("nothing was submitted"), "{args:?}: {err}");
+        assert!(!calls.exists() && !dir.join("sweep").exists(), "{args:?}");
+    }
+    // A command lbsim accepts is submitted: the shards' array, then the merge.
+    let out = submit(&["2", "homo", "--loads", "0.5", "--format", "csv", "-o", "x.csv"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "42 42\n");
+    assert_eq!(std::fs::read_to_string(&calls).unwrap().lines().count(), 2);
 }

@@ -25,6 +25,7 @@ use std::collections::VecDeque;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
+use crate::output::table::format_number;
 use crate::rng::SimRng;
 
 pub use adaptive::Adaptive;
@@ -176,7 +177,7 @@ pub struct Admission {
 fn positive(key: &str, v: Option<f64>, default: Option<f64>) -> Result<f64, String> {
     match v.or(default) {
         Some(x) if x.is_finite() && x > 0.0 => Ok(x),
-        Some(x) => Err(format!("admission.{key}: expected a number > 0, got {x}")),
+        Some(x) => Err(format!("admission.{key}: expected a number > 0, got {}", format_number(x))),
         None => Err(format!("admission.{key}: missing (the limiter needs it)")),
     }
 }
@@ -184,7 +185,7 @@ fn positive(key: &str, v: Option<f64>, default: Option<f64>) -> Result<f64, Stri
 fn non_negative(key: &str, v: Option<f64>, default: f64) -> Result<f64, String> {
     match v.unwrap_or(default) {
         x if x.is_finite() && x >= 0.0 => Ok(x),
-        x => Err(format!("admission.{key}: expected a number >= 0, got {x}")),
+        x => Err(format!("admission.{key}: expected a number >= 0, got {}", format_number(x))),
     }
 }
 
@@ -203,7 +204,12 @@ impl AdmissionSpec {
                 .ok()
                 .and_then(|mut t| t.remove("v"))
                 .unwrap_or_else(|| toml::Value::String(value.into()));
-            table.insert(key.trim().into(), parsed);
+            if let Some(first) = table.insert(key.trim().into(), parsed) {
+                let key = key.trim();
+                return Err(format!(
+                    "admission: parameter '{key}' is given twice ({key}={first} and {key}={value})"
+                ));
+            }
         }
         table.try_into().map_err(|e: toml::de::Error| format!("admission: {}", e.message().trim()))
     }

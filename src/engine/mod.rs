@@ -35,6 +35,7 @@ pub use feedback::{
     BUCKETS, ProbeReply, Report, Response, Windows, bucket, bucket_quantile, bucket_upper,
 };
 pub use queue::EventQueue;
+pub use record::{ARRIVALS, ARRIVALS_CHUNK};
 pub use replication::{simulate, simulate_with};
 pub use time::SimTime;
 

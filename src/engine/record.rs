@@ -4,8 +4,20 @@
 //! same order whatever servers and parts a replication has, so its statistics do not depend on
 //! them beyond what they simulate.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::model::RunLength;
 use crate::stats::{LatencyHistogram, LatencyRecorder, RepStats, SeriesRecorder};
+
+/// Arrivals simulated by every replication of this process so far, for the progress bar: each
+/// replication adds [`ARRIVALS_CHUNK`] at a time as it goes, and the rest of its planned
+/// arrivals when it ends (stopped early or not), so that a finished replication counts exactly
+/// `warmup + requests`. Only ever added to; a reader takes differences.
+pub static ARRIVALS: AtomicU64 = AtomicU64::new(0);
+
+/// How many arrivals a replication simulates between two additions to [`ARRIVALS`]: a power of
+/// two, so that the loop pays one mask and one compare per arrival.
+pub const ARRIVALS_CHUNK: u64 = 1 << 16;
 
 /// Time integral of the number of servers with queue `>= i`, updated lazily per level, so each
 /// arrival or departure costs O(1) whatever the number of levels.
@@ -71,6 +83,8 @@ pub(super) struct Recorder {
     /// Smallest and largest measured sojourn so far.
     lo: f64,
     hi: f64,
+    /// What this replication has added to [`ARRIVALS`].
+    counted: u64,
 }
 
 impl Recorder {
@@ -87,7 +101,16 @@ impl Recorder {
             t_first: f64::INFINITY,
             lo: f64::INFINITY,
             hi: f64::NEG_INFINITY,
+            counted: 0,
         }
+    }
+
+    /// Adds a chunk of arrivals to [`ARRIVALS`] (out of the loop's way).
+    #[cold]
+    #[inline(never)]
+    fn count_chunk(&mut self) {
+        ARRIVALS.fetch_add(ARRIVALS_CHUNK, Ordering::Relaxed);
+        self.counted += ARRIVALS_CHUNK;
     }
 
     /// Arrival number `arrived` (0-based) at `t`, before it is dispatched: opens the measured
@@ -102,6 +125,9 @@ impl Recorder {
             }
         }
         self.series.arrival(arrived);
+        if arrived & (ARRIVALS_CHUNK - 1) == ARRIVALS_CHUNK - 1 {
+            self.count_chunk();
+        }
     }
 
     /// Arrival `arrived` joined server `s`, whose queue is now `qlen` long.
@@ -185,6 +211,30 @@ impl Recorder {
         self.latencies.finish(&mut self.stats.hist);
         self.stats.range = (self.stats.requests > 0).then_some((self.lo, self.hi));
         self.stats.series = self.series.finish();
+        let planned = self.len.warmup + self.len.requests;
+        ARRIVALS.fetch_add(planned.saturating_sub(self.counted), Ordering::Relaxed);
         self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A replication adds a chunk to the shared count every [`ARRIVALS_CHUNK`] arrivals, and the
+    /// rest of its planned arrivals when it ends. Other tests add to the count concurrently, so
+    /// only what this recorder says it added is compared exactly, the shared count from below.
+    #[test]
+    fn a_replication_counts_its_arrivals_as_it_goes_and_all_of_them_at_the_end() {
+        let len = RunLength { warmup: 10, requests: 3 * ARRIVALS_CHUNK + 5 };
+        let before = ARRIVALS.load(Ordering::Relaxed);
+        let mut r = Recorder::new(1, len, false);
+        for i in 0..2 * ARRIVALS_CHUNK {
+            r.arriving(i, i as f64, || 0);
+        }
+        assert_eq!(r.counted, 2 * ARRIVALS_CHUNK, "one chunk per 2^16 arrivals");
+        assert!(ARRIVALS.load(Ordering::Relaxed) - before >= 2 * ARRIVALS_CHUNK);
+        r.finish();
+        assert!(ARRIVALS.load(Ordering::Relaxed) - before >= len.warmup + len.requests);
     }
 }

@@ -74,7 +74,11 @@ fn key_values(text: &str) -> Result<(String, Vec<(String, String)>), String> {
     let mut kv = Vec::new();
     for item in params.split(',').filter(|s| !s.trim().is_empty()) {
         let (k, v) = item.split_once('=').ok_or_else(|| format!("'{item}' is not key=value"))?;
-        kv.push((k.trim().to_string(), v.trim().to_string()));
+        let (k, v) = (k.trim(), v.trim());
+        if let Some((_, first)) = kv.iter().find(|(g, _): &&(String, String)| g == k) {
+            return Err(format!("parameter '{k}' is given twice ({k}={first} and {k}={v})"));
+        }
+        kv.push((k.to_string(), v.to_string()));
     }
     Ok((name.trim().to_string(), kv))
 }

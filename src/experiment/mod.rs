@@ -31,6 +31,7 @@ use crate::config::{Common, Config, Experiment, RunConfig};
 use crate::engine::simulate;
 use crate::model::Clients;
 use crate::model::{Farm, Information, SimOptions};
+use crate::output::plot;
 use crate::output::progress::Reporter;
 use crate::output::series::Pooled;
 use crate::output::table::format_number;
@@ -71,6 +72,40 @@ pub enum Rows {
     Limit(limit::LimitRows),
     /// A scenario file printed (`--print`, `--print-scenario`): no rows.
     Print,
+}
+
+impl Rows {
+    /// The figure of a command's rows, for the commands that draw one (`fixed`, `stale`).
+    pub fn figure(&self) -> Option<String> {
+        match self {
+            Rows::Fixed(rows) => {
+                let levels: Vec<plot::Level> = rows
+                    .iter()
+                    .map(|r| plot::Level {
+                        d: r.d,
+                        lambda: r.lambda,
+                        i: r.i,
+                        sim: r.sim,
+                        theory: r.theory,
+                    })
+                    .collect();
+                Some(plot::supermarket(&levels))
+            }
+            Rows::Stale(rows) => {
+                let points: Vec<plot::BoardPoint> = rows
+                    .iter()
+                    .map(|r| plot::BoardPoint {
+                        policy: &r.policy,
+                        period: r.period,
+                        mean: r.mean,
+                        steady: r.reading.steady,
+                    })
+                    .collect();
+                Some(plot::board(&points))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// What a command produced: its typed rows and the report built from them.
@@ -634,8 +669,9 @@ pub(crate) fn stop_warnings(
 pub(crate) const STEADY_NOTE: &str = "steady: MSER-5 on the replication-averaged sojourn series, \
 warm-up included, finds where the start-up transient ends; a row is not steady when measuring began \
 before that point, the series still trends in its second half, or drift (mean sojourn of the second \
-half of the measured requests / first half) is outside [0.9, 1.1] and its 95% interval, from the \
-spread over replications, excludes 1: raise --warmup (or --warmup auto) and --requests.";
+half of the measured requests / first half) is outside [0.9, 1.1] and its 95% interval (from the \
+spread over replications, or batch means of its series for one replication) excludes 1: raise \
+--warmup (or --warmup auto) and --requests.";
 
 #[cfg(test)]
 mod tests {

@@ -83,6 +83,15 @@ fn follow(path: &Path) -> io::Result<Followed> {
     Err(io::Error::other("too many levels of symbolic links"))
 }
 
+/// The path `path`'s symbolic links lead to, when it is one (a dangling link leads to the path it
+/// names); `None` when it is no link, or leads into `/proc`, or cannot be followed.
+pub fn link_target(path: &Path) -> Option<PathBuf> {
+    match follow(path).ok()? {
+        Followed::Path(p) if p != path => Some(p),
+        _ => None,
+    }
+}
+
 /// The file a path names, for telling whether two options name the same file: where its links
 /// lead, canonical if it exists, else its canonical directory joined with its name. `None` for
 /// stdout.
@@ -180,29 +189,92 @@ impl Destination {
     /// Writes the whole output: to stdout or in place at once, or into the temporary file (synced
     /// to disk, not yet visible: [`commit`] makes it so).
     pub fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
-        match &mut self.kind {
-            Kind::Stdout => {
-                let mut out = io::stdout().lock();
-                out.write_all(bytes)?;
-                out.flush()
+        self.put(bytes)?;
+        self.flush()
+    }
+
+    /// An empty [`Spool`] for output made piece by piece before it is written here: beside the
+    /// file to replace (on its file system), else in the system's temporary directory.
+    pub fn spool(&self) -> io::Result<Spool> {
+        let near = match &self.kind {
+            Kind::Replace { path, .. } => path.clone(),
+            _ => std::env::temp_dir().join("lbsim-spool"),
+        };
+        // Unlinked at once, under the registry's lock (as `replace` checks a directory): the file
+        // lives only as long as this process holds it open.
+        let slot = pending();
+        let (tmp, file) = create(&near)?;
+        fs::remove_file(&tmp)?;
+        drop(slot);
+        Ok(Spool { file: io::BufWriter::with_capacity(1 << 16, file) })
+    }
+
+    /// Writes what `spool` holds as the whole output, as [`Destination::write`] does, reading it
+    /// a megabyte at a time.
+    pub fn write_spool(&mut self, spool: &mut Spool) -> io::Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        spool.file.flush()?;
+        let file = spool.file.get_mut();
+        file.seek(SeekFrom::Start(0))?;
+        let mut chunk = vec![0u8; 1 << 20];
+        loop {
+            let n = file.read(&mut chunk)?;
+            if n == 0 {
+                break;
             }
+            self.put(&chunk[..n])?;
+        }
+        self.flush()
+    }
+
+    /// Appends `bytes` to the output (creating the temporary file of a file to replace).
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match &mut self.kind {
+            Kind::Stdout => io::stdout().lock().write_all(bytes),
             Kind::InPlace { path, file } => {
                 let file = match file {
                     Some(f) => f,
                     None => file.insert(OpenOptions::new().append(true).open(&*path)?),
                 };
-                file.write_all(bytes)?;
-                file.flush()
+                file.write_all(bytes)
             }
             Kind::Replace { path, like, tmp } => {
                 let (_, file) = match tmp {
                     Some(t) => t,
                     None => tmp.insert(temporary(path, like.as_deref())?),
                 };
-                file.write_all(bytes)?;
-                file.sync_all()
+                file.write_all(bytes)
             }
         }
+    }
+
+    /// Delivers what [`Destination::put`] appended: flushed, or synced to disk for a file to
+    /// replace.
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.kind {
+            Kind::Stdout => io::stdout().lock().flush(),
+            Kind::InPlace { file: Some(file), .. } => file.flush(),
+            Kind::Replace { tmp: Some((_, file)), .. } => file.sync_all(),
+            Kind::InPlace { file: None, .. } | Kind::Replace { tmp: None, .. } => Ok(()),
+        }
+    }
+}
+
+/// Output made piece by piece before it is written (a shard's raw records, which may be larger
+/// than memory): a buffered file already unlinked, so that a run killed even by SIGKILL leaves
+/// nothing behind. [`Destination::write_spool`] copies it to its destination.
+#[derive(Debug)]
+pub struct Spool {
+    file: io::BufWriter<File>,
+}
+
+impl Write for Spool {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
     }
 }
 
@@ -264,7 +336,7 @@ fn create(path: &Path) -> io::Result<(PathBuf, File)> {
             n => dir.join(format!(".{name}.lbsim-{pid}-{n}.tmp")),
         };
         // `create_new`: never write through whatever already has that name.
-        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+        match OpenOptions::new().read(true).write(true).create_new(true).open(&tmp) {
             Ok(file) => return Ok((tmp, file)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => continue,
             Err(e) => return Err(e),

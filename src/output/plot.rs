@@ -1,18 +1,15 @@
-//! SVG figures drawn from a command's typed rows: the article's two figures.
+//! SVG figures drawn from small typed series that the commands build from their rows: the
+//! article's two figures and the slow-backend figure.
 //!
-//! - `fixed`: the fraction of servers with queue `>= i` on a log axis, simulated points over the
+//! - `fixed` ([`supermarket`]): the fraction of servers with queue `>= i` on a log axis, simulated points over the
 //!   fixed-point lines, one colour per `d`;
-//! - `stale`: mean sojourn against the board period, one line per policy (log axis, since herding
+//! - `stale` ([`board`]): mean sojourn against the board period, one line per policy (log axis, since herding
 //!   jsq is tens of times worse than the rest); the periods are evenly spaced categories, and a
 //!   point whose row is not steady is drawn as an open square instead of a dot.
 //!
 //! Figures are deterministic (same rows, same bytes), so they can be committed and compared.
 
 use plotters::prelude::*;
-
-use crate::experiment::Rows;
-use crate::experiment::fixed::FixedRow;
-use crate::experiment::stale::StaleRow;
 
 const SIZE: (u32, u32) = (720, 480);
 /// The figures' colours, in the order lines take them (matplotlib's "tab10"); figures with few
@@ -31,13 +28,34 @@ const MANY: [RGBColor; 10] = [
 ];
 const PALETTE: &[RGBColor] = MANY.split_at(6).0;
 
-/// The figure for a command's rows, for the commands that have one (`fixed`, `stale`).
-pub fn svg(rows: &Rows) -> Option<String> {
-    match rows {
-        Rows::Fixed(rows) => Some(fixed(rows)),
-        Rows::Stale(rows) => Some(stale(rows)),
-        _ => None,
-    }
+/// A point of the supermarket figure: the fraction of servers with queue `>= i` under `d`
+/// choices at load `lambda`, simulated and by the fixed point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Level {
+    /// Choices per request.
+    pub d: u32,
+    /// The load.
+    pub lambda: f64,
+    /// The queue length.
+    pub i: u32,
+    /// Simulated fraction.
+    pub sim: f64,
+    /// The fixed point's fraction.
+    pub theory: f64,
+}
+
+/// A point of the board figure: a policy's mean sojourn at a board period, and whether the row
+/// it comes from is steady.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BoardPoint<'a> {
+    /// The policy.
+    pub policy: &'a str,
+    /// The board period (0 = live).
+    pub period: f64,
+    /// Mean sojourn.
+    pub mean: f64,
+    /// The row's steadiness.
+    pub steady: bool,
 }
 
 fn label(x: f64) -> String {
@@ -73,7 +91,8 @@ fn distinct<'a, R, T: PartialEq>(rows: &'a [R], key: impl Fn(&'a R) -> T) -> Vec
     out
 }
 
-fn fixed(levels: &[FixedRow]) -> String {
+/// The supermarket figure (`fixed`).
+pub fn supermarket(levels: &[Level]) -> String {
     let max_i = levels.iter().map(|r| r.i).max().unwrap_or(1) as f64;
     let positive = levels.iter().flat_map(|r| [r.sim, r.theory]).filter(|&v| v > 0.0);
     let y_min = positive.fold(1.0f64, f64::min).max(1e-9) / 2.0;
@@ -99,7 +118,7 @@ fn fixed(levels: &[FixedRow]) -> String {
         let groups = distinct(levels, |r| (r.d, r.lambda));
         for (k, &(d, lambda)) in groups.iter().enumerate() {
             let color = PALETTE[k % PALETTE.len()];
-            let rows: Vec<&FixedRow> =
+            let rows: Vec<&Level> =
                 levels.iter().filter(|r| r.d == d && r.lambda == lambda).collect();
             let theory: Vec<(f64, f64)> = rows.iter().map(|r| (f64::from(r.i), r.theory)).collect();
             let sim: Vec<(f64, f64)> =
@@ -121,9 +140,10 @@ fn fixed(levels: &[FixedRow]) -> String {
     out
 }
 
-fn stale(rows: &[StaleRow]) -> String {
+/// The board figure (`stale`).
+pub fn board(rows: &[BoardPoint]) -> String {
     let periods = distinct(rows, |r| r.period);
-    let policies = distinct(rows, |r| r.policy.as_str());
+    let policies = distinct(rows, |r| r.policy);
     let means: Vec<f64> = rows.iter().map(|r| r.mean).filter(|v| *v > 0.0).collect();
     let y_max = means.iter().copied().fold(1.0, f64::max) * 2.0;
     let y_min = means.iter().copied().fold(f64::INFINITY, f64::min).min(1.0) / 1.5;
@@ -163,7 +183,7 @@ fn stale(rows: &[StaleRow]) -> String {
                 .enumerate()
                 .filter_map(|(x, &p)| {
                     let row = rows.iter().find(|r| r.period == p && r.policy == *policy)?;
-                    Some(((x as f64, row.mean), row.reading.steady))
+                    Some(((x as f64, row.mean), row.steady))
                 })
                 .collect();
             let name = policy.to_string();
@@ -184,7 +204,7 @@ fn stale(rows: &[StaleRow]) -> String {
                 }))
                 .expect("drawing into a string");
         }
-        if rows.iter().any(|r| !r.reading.steady) {
+        if rows.iter().any(|r| !r.steady) {
             chart
                 .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
                 .expect("drawing into a string")
@@ -247,46 +267,22 @@ pub fn share_figure(caption: &str, lines: &[(String, Vec<(f64, f64)>)], marks: &
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::bins::BinsRow;
-
-    fn level(i: u32) -> FixedRow {
-        let s = 0.9f64.powi(i as i32);
-        FixedRow {
-            d: 2,
-            lambda: 0.9,
-            i,
-            sim: s,
-            theory: s,
-            sim_ci95: None,
-            reached: 1,
-            theory_in_ci: false,
-            mean: 1.0,
-            mean_ci95: None,
-            mean_theory: 1.0,
-            steady: true,
-            stopped: 0,
-        }
-    }
 
     #[test]
-    fn non_figure_commands_have_none() {
-        let rows = vec![BinsRow {
-            n: 10,
-            d: 2,
-            variant: crate::config::Variant::Uniform,
-            seeds: 1,
-            max_load_median: 2.0,
-            max_load_min: 2,
-            max_load_max: 2,
-        }];
-        assert!(svg(&Rows::Bins(rows)).is_none());
-        assert!(svg(&Rows::Print).is_none());
-    }
-
-    #[test]
-    fn the_same_rows_draw_the_same_bytes() {
-        let rows = Rows::Fixed((1..5).map(level).collect());
-        assert!(svg(&rows).is_some());
-        assert_eq!(svg(&rows), svg(&rows));
+    fn the_same_points_draw_the_same_bytes() {
+        let levels: Vec<Level> = (1..5)
+            .map(|i| {
+                let s = 0.9f64.powi(i as i32);
+                Level { d: 2, lambda: 0.9, i, sim: s, theory: s }
+            })
+            .collect();
+        assert_eq!(supermarket(&levels), supermarket(&levels));
+        let points = [
+            BoardPoint { policy: "jsq", period: 0.0, mean: 2.0, steady: true },
+            BoardPoint { policy: "jsq", period: 1.0, mean: 9.0, steady: false },
+        ];
+        let svg = board(&points);
+        assert_eq!(svg, board(&points));
+        assert!(svg.contains("open square: not steady"));
     }
 }

@@ -1,15 +1,23 @@
-//! The progress bar: replications done out of the total, with an ETA, on stderr.
+//! The progress bar: requests simulated out of the total, with an ETA, on stderr; replications
+//! done out of the total when the number of requests is not known before the run (`--warmup
+//! auto`, `--precision`, commands that simulate no queue).
+//!
+//! Requests move the bar inside a replication: every replication adds its arrivals to
+//! [`ARRIVALS`] as it goes, which a visible bar reads at every redraw.
 //!
 //! It is shown only when stderr is a terminal and `--quiet` was not given, and only once a run has
 //! lasted [`REVEAL_AFTER`]: a short run prints nothing at all. Otherwise the bar is hidden and every
 //! call on it is a no-op, so callers never need to ask. It never writes to stdout.
 
 use std::io::IsTerminal;
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::engine::ARRIVALS;
 
 /// How long a run must last before its bar appears.
 pub const REVEAL_AFTER: Duration = Duration::from_secs(1);
@@ -25,9 +33,18 @@ pub fn should_show(quiet: bool, stderr_is_terminal: bool, total: u64) -> bool {
 /// A bar for `total` replications labelled `label`, hidden for now: hidden for good unless
 /// [`should_show`] says otherwise, in which case [`Progress`] reveals it.
 pub fn progress_bar(total: u64, label: &str) -> ProgressBar {
-    let style = ProgressStyle::with_template(
-        "{prefix} {elapsed_precise} [{wide_bar}] {pos}/{len} replications, ETA {eta}",
-    )
+    bar_of(total, label, "replications")
+}
+
+/// A bar for `total` simulated requests (arrivals, warm-ups included), hidden for now.
+pub fn requests_bar(total: u64, label: &str) -> ProgressBar {
+    bar_of(total, label, "requests")
+}
+
+fn bar_of(total: u64, label: &str, unit: &str) -> ProgressBar {
+    let style = ProgressStyle::with_template(&format!(
+        "{{prefix}} {{elapsed_precise}} [{{wide_bar}}] {{pos}}/{{len}} {unit}, ETA {{eta}}"
+    ))
     .expect("valid template")
     .progress_chars("=> ");
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
@@ -68,12 +85,20 @@ impl Reporter for Progress {
 pub struct Progress {
     bar: ProgressBar,
     reveal: Option<(Sender<()>, JoinHandle<()>)>,
+    /// Counting requests: [`ARRIVALS`] when the run started.
+    base: Option<u64>,
 }
 
 impl Progress {
-    /// Starts counting `total` replications; `quiet` keeps the bar hidden.
-    pub fn start(total: u64, label: &str, quiet: bool) -> Progress {
-        let bar = progress_bar(total, label);
+    /// Starts counting `total` replications, or the `requests` they simulate when that is known
+    /// before the run; `quiet` keeps the bar hidden.
+    pub fn start(total: u64, requests: Option<u64>, label: &str, quiet: bool) -> Progress {
+        let requests = requests.filter(|&r| r > 0 && total > 0);
+        let base = requests.map(|_| ARRIVALS.load(Ordering::Relaxed));
+        let bar = match requests {
+            Some(r) => requests_bar(r, label),
+            None => progress_bar(total, label),
+        };
         let reveal = should_show(quiet, std::io::stderr().is_terminal(), total).then(|| {
             let (done, wait) = mpsc::channel::<()>();
             let shown = bar.clone();
@@ -81,16 +106,26 @@ impl Progress {
                 if let Err(RecvTimeoutError::Timeout) = wait.recv_timeout(REVEAL_AFTER) {
                     shown.set_draw_target(ProgressDrawTarget::stderr());
                     shown.enable_steady_tick(TICK);
+                    // Counting requests: follow the shared count until the run is over.
+                    while let (Some(base), Err(RecvTimeoutError::Timeout)) =
+                        (base, wait.recv_timeout(TICK))
+                    {
+                        shown.set_position(simulated_since(base));
+                    }
                 }
             });
             (done, thread)
         });
-        Progress { bar, reveal }
+        Progress { bar, reveal, base }
     }
 
-    /// One more replication finished (callable from any thread).
+    /// One more replication finished (callable from any thread); counting requests, the bar
+    /// catches up with the requests simulated.
     pub fn inc(&self) {
-        self.bar.inc(1);
+        match self.base {
+            Some(base) => self.bar.set_position(simulated_since(base)),
+            None => self.bar.inc(1),
+        }
     }
 
     /// A handle on the bar (to clear it from elsewhere, e.g. on an interrupt).
@@ -106,6 +141,11 @@ impl Progress {
         }
         self.bar.finish_and_clear();
     }
+}
+
+/// Requests simulated in this process since the count stood at `base`.
+fn simulated_since(base: u64) -> u64 {
+    ARRIVALS.load(Ordering::Relaxed).saturating_sub(base)
 }
 
 #[cfg(test)]
@@ -130,10 +170,29 @@ mod tests {
 
     #[test]
     fn a_quiet_progress_never_spawns_a_reveal() {
-        let p = Progress::start(10, "homo", true);
+        let p = Progress::start(10, None, "homo", true);
         assert!(p.reveal.is_none());
         p.inc();
         assert_eq!(p.bar().position(), 1);
+        p.finish();
+    }
+
+    /// Counting requests, the bar stands at the arrivals simulated since it started: a
+    /// replication of 5 + 70,000 arrivals moves it by that much, whatever else ran before. (Other
+    /// tests simulate concurrently, so the position is checked from below.)
+    #[test]
+    fn a_bar_of_requests_follows_the_replications_arrivals() {
+        use crate::experiment::{Scenario, run_replication};
+        let p = Progress::start(1, Some(70_005), "homo", true);
+        assert_eq!(p.bar().length(), Some(70_005));
+        let sc = Scenario::live(
+            crate::model::Farm::homogeneous(10, 0.5),
+            crate::policy::PolicyKind::PnC(2),
+            10.0,
+        );
+        run_replication(&sc, &crate::config::RunConfig::new(5, 70_000, 1000), 1, 0);
+        p.inc();
+        assert!(p.bar().position() >= 70_005, "at {}", p.bar().position());
         p.finish();
     }
 }

@@ -18,6 +18,13 @@ pub fn format_number(x: f64) -> String {
     if is_short(x) { format!("{x}") } else { four_digits(x) }
 }
 
+/// A value for a message: its text, unless it is a number, which goes through [`format_number`]
+/// (so `1e300` is not written as 301 digits).
+pub fn shown_number(value: impl std::fmt::Display) -> String {
+    let text = value.to_string();
+    text.parse::<f64>().map(format_number).unwrap_or(text)
+}
+
 /// True for a finite number written in at most six significant digits and twelve characters.
 pub fn is_short(x: f64) -> bool {
     let plain = format!("{}", x.abs());

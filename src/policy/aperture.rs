@@ -17,13 +17,16 @@
 //!   `b` is drawn from the slice with `a`'s range taken out, uniformly over the remaining length
 //!   (`pos = offset + u * (width - overlap)`, shifted past `a`'s range). Then `WeightedP2CPick`:
 //!   if the two weights are equal within 1e-4, `a` unless `b`'s load is strictly lower (ties to
-//!   `a`); otherwise compare `load / weight`, ties to `a`.
+//!   `a`); otherwise compare `load / weight`, ties to `a`. The comparison is every P2C's,
+//!   [`lower`]; the pick is not a [`P2c`](super::P2c) over a [`Load`](super::Load), because its
+//!   draws are positions on the ring and what it compares depends on both candidates' weights.
 //!
 //! The load is Finagle's least-loaded metric, requests outstanding: the client's own in flight
 //! with local information, the true queue length otherwise. Server weights (rates) are not
 //! used: Finagle's `WeightedAperture` is a separate balancer.
 
 use super::Policy;
+use super::p2c::lower;
 use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
@@ -117,8 +120,9 @@ impl Policy for Aperture {
         let (la, lb) = (f64::from(loads.get(a)), f64::from(loads.get(b)));
         let aw = Some(self.weight(a)).filter(|&w| w != 0.0).unwrap_or(1.0);
         let bw = Some(self.weight(b)).filter(|&w| w != 0.0).unwrap_or(1.0);
-        let a_wins = if (aw - bw).abs() < 0.0001 { la <= lb } else { la / aw <= lb / bw };
-        if a_wins { a } else { b }
+        // `WeightedP2CPick`: the loads if the weights are (nearly) equal, else load per weight.
+        let (ma, mb) = if (aw - bw).abs() < 0.0001 { (la, lb) } else { (la / aw, lb / bw) };
+        lower((a, ma), (b, mb)).0
     }
 }
 

@@ -55,13 +55,22 @@
 //! refresh their scores) and network delays. In a fleet every client keeps its own buckets,
 //! receive rates and backlog.
 
+use super::ewma::blend;
 use super::{Policy, Response, uniform};
+use crate::admission::TokenBucket;
 use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 
 /// The weight of a new sample in C3's moving averages.
 pub const C3_ALPHA: f64 = 0.9;
+
+/// What a moving average keeps of its old value, `1 - alpha`. [`blend`] weighs the new sample
+/// with `1 - (1 - alpha)`, which is exactly `alpha` for any `alpha` in `[0.5, 1]` (both
+/// subtractions are exact), so the averages are computed as absim's `alpha * new + (1 - alpha) *
+/// old`, to the last bit.
+const KEEP: f64 = 1.0 - C3_ALPHA;
+const _: () = assert!(1.0 - KEEP == C3_ALPHA && 1.0 - RECEIVE_KEEP == RECEIVE_ALPHA);
 
 /// What the client knows of one server.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -85,10 +94,9 @@ impl C3Server {
 
     /// Folds in a response.
     pub fn update(&mut self, r: &Response) {
-        let ewma = |old: f64, new: f64| C3_ALPHA * new + (1.0 - C3_ALPHA) * old;
-        self.response = ewma(self.response, r.sojourn);
-        self.service = ewma(self.service, r.service);
-        self.queue = ewma(self.queue, f64::from(r.queue));
+        self.response = blend(self.response, r.sojourn, KEEP);
+        self.service = blend(self.service, r.service, KEEP);
+        self.queue = blend(self.queue, f64::from(r.queue), KEEP);
         self.outstanding = self.outstanding.saturating_sub(1);
     }
 }
@@ -137,6 +145,8 @@ pub const C3_FIRST_R0: f64 = 10.0;
 pub const C3_RECEIVE_RESET: i64 = 20;
 /// The weight of the newest count in the receive rate.
 const RECEIVE_ALPHA: f64 = 0.9;
+/// What the receive rate keeps of its old value (see [`KEEP`]).
+const RECEIVE_KEEP: f64 = 1.0 - RECEIVE_ALPHA;
 /// The lowest sending rate a decrease leaves.
 const LOWEST_RATE: f64 = 0.0001;
 
@@ -145,11 +155,9 @@ const LOWEST_RATE: f64 = 0.0001;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateControl {
     /// The sending-rate limit `srate`, tokens per interval.
-    pub rate: f64,
-    /// Tokens at `last_sent`.
-    pub tokens: f64,
-    /// When a token was last taken.
-    pub last_sent: f64,
+    rate: f64,
+    /// The token bucket, refilled at `srate / interval` per time unit.
+    bucket: TokenBucket,
     /// The receive rate `rrate`, responses per interval.
     pub receive: f64,
     /// The interval of the last receive-rate update.
@@ -162,12 +170,12 @@ pub struct RateControl {
     last_increase: f64,
 }
 
-impl Default for RateControl {
-    fn default() -> Self {
+impl RateControl {
+    /// Rate control under `cfg`, as it starts: an empty bucket, the first rates.
+    pub fn new(cfg: &C3Config) -> Self {
         RateControl {
             rate: C3_FIRST_RATE,
-            tokens: 0.0,
-            last_sent: 0.0,
+            bucket: TokenBucket::empty(C3_FIRST_RATE / cfg.interval, cfg.max_tokens),
             receive: C3_FIRST_RECEIVE_RATE,
             tick: 0,
             count: 0,
@@ -176,25 +184,26 @@ impl Default for RateControl {
             last_increase: 0.0,
         }
     }
-}
 
-impl RateControl {
+    /// The sending-rate limit `srate`, tokens per interval.
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    fn set_rate(&mut self, rate: f64, cfg: &C3Config) {
+        self.rate = rate;
+        self.bucket.set_rate(rate / cfg.interval);
+    }
+
     /// Tokens in the bucket at `t` (`RateLimiter.getTokens`).
-    pub fn tokens_at(&self, t: f64, cfg: &C3Config) -> f64 {
-        (self.tokens + self.rate / cfg.interval * (t - self.last_sent)).min(cfg.max_tokens)
+    pub fn tokens_at(&self, t: f64) -> f64 {
+        self.bucket.level(t)
     }
 
     /// Takes a token at `t` if there is one (`tryAcquire` then `update`); otherwise the time
     /// until there is one.
     pub fn try_acquire(&mut self, t: f64, cfg: &C3Config) -> Result<(), f64> {
-        let tokens = self.tokens_at(t, cfg);
-        if tokens >= 1.0 {
-            self.tokens = tokens - 1.0;
-            self.last_sent = t;
-            Ok(())
-        } else {
-            Err((1.0 - tokens) * cfg.interval / self.rate)
-        }
+        self.bucket.try_take(t).map_err(|tokens| (1.0 - tokens) * cfg.interval / self.rate)
     }
 
     /// Counts `k` responses at `t` into the receive rate (`ReceiveRate.add`).
@@ -203,8 +212,7 @@ impl RateControl {
         if tick - self.tick < C3_RECEIVE_RESET {
             self.count += k;
             if tick > self.tick {
-                self.receive =
-                    RECEIVE_ALPHA * self.count as f64 + (1.0 - RECEIVE_ALPHA) * self.receive;
+                self.receive = blend(self.receive, self.count as f64, RECEIVE_KEEP);
                 self.tick = tick;
                 self.count = 0;
             }
@@ -224,10 +232,10 @@ impl RateControl {
             self.last_increase = t;
             let k = (self.r0 * cfg.beta / cfg.cubic_c).cbrt();
             let cubic = cfg.cubic_c * (since - k).powi(3) + self.r0;
-            self.rate = if cubic - send > cfg.smax { send + cfg.smax } else { cubic };
+            self.set_rate(if cubic - send > cfg.smax { send + cfg.smax } else { cubic }, cfg);
         } else if send > receive && t - self.last_increase > cfg.interval * cfg.hysteresis {
             self.r0 = send;
-            self.rate = (send * cfg.beta).max(LOWEST_RATE);
+            self.set_rate((send * cfg.beta).max(LOWEST_RATE), cfg);
             self.last_decrease = t;
         }
     }
@@ -254,7 +262,7 @@ impl C3 {
             servers: vec![C3Server::default(); n],
             clients: clients as f64,
             cfg,
-            rates: vec![RateControl::default(); if cfg.rate_control { n } else { 0 }],
+            rates: vec![RateControl::new(&cfg); if cfg.rate_control { n } else { 0 }],
             order: Vec::new(),
             waiting: None,
         }
@@ -312,8 +320,7 @@ impl Policy for C3 {
         if let Some(s) = self.waiting.take() {
             // The wait was for this bucket's next token (the simulator sets it to exactly one,
             // which rounding might miss).
-            self.rates[s].tokens = 1.0;
-            self.rates[s].last_sent = t;
+            self.rates[s].bucket.set(1.0, t);
         }
         let n = self.servers.len();
         let start = uniform(rng, n);
@@ -390,23 +397,23 @@ mod tests {
     #[test]
     fn a_bucket_starts_empty_refills_at_the_sending_rate_and_holds_at_most_max_tokens() {
         // srate = 5 tokens per interval of 5 units: one token per unit.
-        let mut rc = RateControl::default();
+        let mut rc = RateControl::new(&cfg());
         assert_eq!(rc.try_acquire(0.0, &cfg()), Err(1.0));
         assert_eq!(rc.try_acquire(0.25, &cfg()), Err(0.75));
         assert_eq!(rc.try_acquire(1.0, &cfg()), Ok(()));
-        assert_eq!((rc.tokens, rc.last_sent), (0.0, 1.0));
+        assert_eq!(rc.bucket.state(), (0.0, 1.0));
         // A failed attempt leaves the bucket alone.
         assert!(rc.try_acquire(1.5, &cfg()).is_err());
-        assert_eq!((rc.tokens, rc.last_sent), (0.0, 1.0));
+        assert_eq!(rc.bucket.state(), (0.0, 1.0));
         // After a long idle time the bucket holds max_tokens = 50, not 999.
-        assert_eq!(rc.tokens_at(1000.0, &cfg()), 50.0);
+        assert_eq!(rc.tokens_at(1000.0), 50.0);
         assert_eq!(rc.try_acquire(1000.0, &cfg()), Ok(()));
-        assert_eq!(rc.tokens, 49.0);
+        assert_eq!(rc.bucket.state().0, 49.0);
     }
 
     #[test]
     fn the_receive_rate_folds_counts_at_interval_changes_and_restarts_after_twenty() {
-        let mut rc = RateControl::default();
+        let mut rc = RateControl::new(&cfg());
         // Two responses in interval 0 (t < 5): counted, the rate (10) not yet updated.
         rc.received(1, 1.0, &cfg());
         rc.received(1, 2.0, &cfg());
@@ -426,11 +433,11 @@ mod tests {
         // srate = 5 < rrate = 10, R0 = 10, last decrease at 0; at t = 2:
         //   K = cbrt(R0 * beta / C) = cbrt(10 * 0.2 / 2.56e-4) = cbrt(7812.5) = 19.8425,
         //   srate = C (2 - K)^3 + R0 = 2.56e-4 * (-17.8425)^3 + 10 = 10 - 1.45415 = 8.54585.
-        let mut rc = RateControl::default();
+        let mut rc = RateControl::new(&cfg());
         rc.update(2.0, &cfg());
         assert!((rc.rate - 8.545_854).abs() < 1e-5, "{}", rc.rate);
         // Far from R0 the step is capped at s_max = 10.
-        let mut far = RateControl { r0: 1000.0, receive: 2000.0, ..RateControl::default() };
+        let mut far = RateControl { r0: 1000.0, receive: 2000.0, ..RateControl::new(&cfg()) };
         far.update(2.0, &cfg());
         assert_eq!(far.rate, 15.0);
         // srate > rrate within the hysteresis (2 intervals = 10 units after the increase at 2):
@@ -459,7 +466,7 @@ mod tests {
         c.on_response(1, &r(1.0), SimTime::ZERO, 0);
         c.on_response(2, &r(3.0), SimTime::ZERO, 0);
         for s in 0..3 {
-            c.rates[s] = RateControl::default();
+            c.rates[s] = RateControl::new(&cfg());
         }
         // At t = 0 every bucket is empty: the soonest token is 1 unit away; all three tie, so
         // the first in rank order (server 1) is the one waited for.

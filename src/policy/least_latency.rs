@@ -11,45 +11,66 @@
 //! by latency without probes (a recovered server wins traffic back only through the draws in
 //! which it meets another server with a worse estimate).
 
-use super::{Policy, two_distinct};
+use super::Policy;
+use super::ewma::Ewma;
+use super::load::{Cost, Load};
+use super::p2c::{Distinct, P2c};
 use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 
-/// P2C on EWMA latency.
+/// Every server's time-decayed EWMA of the response times its requests saw.
 #[derive(Debug, Clone)]
-pub struct LeastLatency {
-    /// Per server: the estimate and when it was last updated.
-    est: Vec<(f64, f64)>,
+pub struct EwmaLatency {
+    est: Vec<Ewma>,
     tau: f64,
 }
+
+impl EwmaLatency {
+    /// Over `n` servers, every estimate 1.0 (the mean service time) at time 0.
+    pub fn new(n: usize, tau: f64) -> Self {
+        assert!(tau > 0.0);
+        EwmaLatency { est: vec![Ewma::new(1.0, 0.0); n], tau }
+    }
+}
+
+impl Load for EwmaLatency {
+    type Metric = Cost;
+
+    /// The estimate as it stands (reading does not decay it).
+    #[inline]
+    fn load(&mut self, server: usize, _: &LoadTable, _: SimTime) -> Cost {
+        Cost(self.est[server].get())
+    }
+}
+
+/// P2C on EWMA latency.
+#[derive(Debug, Clone)]
+pub struct LeastLatency(P2c<EwmaLatency, Distinct<2>>);
 
 impl LeastLatency {
     /// Over `n >= 2` servers, every estimate 1.0 (the mean service time) at time 0.
     pub fn new(n: usize, tau: f64) -> Self {
         assert!(n >= 2 && tau > 0.0);
-        LeastLatency { est: vec![(1.0, 0.0); n], tau }
+        LeastLatency(P2c::new(n, Distinct::new(2), EwmaLatency::new(n, tau)))
     }
 
     /// Server `s`'s estimate.
     pub fn estimate(&self, s: usize) -> f64 {
-        self.est[s].0
+        self.0.load().est[s].get()
     }
 }
 
 impl Policy for LeastLatency {
     #[inline]
-    fn pick(&mut self, _loads: &LoadTable, _now: SimTime, rng: &mut SimRng) -> usize {
-        let (a, b) = two_distinct(rng, self.est.len());
-        if self.est[b].0 < self.est[a].0 { b } else { a }
+    fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
+        self.0.pick(loads, now, rng)
     }
 
     #[inline]
     fn on_departure(&mut self, server: usize, sojourn: f64, now: SimTime, _tag: u32) {
-        let (e, at) = &mut self.est[server];
-        let w = (-(now.get() - *at).max(0.0) / self.tau).exp();
-        *e = *e * w + sojourn * (1.0 - w);
-        *at = now.get();
+        let latency = self.0.load_mut();
+        latency.est[server].observe(sojourn, now.get(), latency.tau);
     }
 }
 

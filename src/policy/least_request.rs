@@ -32,6 +32,8 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use super::load::Requests;
+use super::p2c::{P2c, WithReplacement};
 use super::{Policy, uniform};
 use crate::engine::SimTime;
 use crate::model::LoadTable;
@@ -117,7 +119,9 @@ impl Edf {
 #[derive(Debug, Clone)]
 pub struct LeastRequest {
     n: usize,
-    choices: u32,
+    /// `N_CHOICES`: `choices` draws with replacement, the first unless a later one is strictly
+    /// less loaded.
+    n_choices: P2c<Requests, WithReplacement>,
     full_scan: bool,
     /// The weighted path, when the hosts' weights differ.
     edf: Option<Edf>,
@@ -143,19 +147,8 @@ impl LeastRequest {
             }
             edf
         });
-        LeastRequest { n, choices, full_scan, edf }
-    }
-
-    #[inline]
-    fn n_choices(&self, loads: &LoadTable, rng: &mut SimRng) -> usize {
-        let mut candidate = uniform(rng, self.n);
-        for _ in 1..self.choices {
-            let sampled = uniform(rng, self.n);
-            if loads.get(sampled) < loads.get(candidate) {
-                candidate = sampled;
-            }
-        }
-        candidate
+        let n_choices = P2c::new(n, WithReplacement::new(choices as usize), Requests);
+        LeastRequest { n, n_choices, full_scan, edf }
     }
 
     fn full_scan(&self, loads: &LoadTable, rng: &mut SimRng) -> usize {
@@ -179,11 +172,15 @@ impl LeastRequest {
 
 impl Policy for LeastRequest {
     #[inline]
-    fn pick(&mut self, loads: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
+    fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         if let Some(edf) = &mut self.edf {
             return edf.pick_and_add(|h| loads.get(h));
         }
-        if self.full_scan { self.full_scan(loads, rng) } else { self.n_choices(loads, rng) }
+        if self.full_scan {
+            self.full_scan(loads, rng)
+        } else {
+            self.n_choices.pick(loads, now, rng)
+        }
     }
 }
 

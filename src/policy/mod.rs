@@ -8,6 +8,11 @@
 //! Each policy lives in its own file, which cites the code or paper it follows; the table in
 //! [`registry`] lists them all (names, rules, where each may run) and is where a policy is added.
 //!
+//! The power of d choices is written once, [`P2c`] over a [`Load`] (after tower's `balance::p2c`
+//! and `load`): `pNc`, `p2c-repl`, `least-request`'s `N_CHOICES`, `p2c-pewma` and
+//! `least-latency` differ only in how they draw their servers and which load they compare.
+//! Estimates decay through the one [`ewma`].
+//!
 //! Policies are concrete types behind the small [`Policy`] trait; the simulation is generic over it,
 //! so the per-arrival call is monomorphised (no boxing, no dynamic dispatch in the event loop).
 //! [`PolicyKind`] is the parsed name; [`with_policy!`](crate::with_policy) builds the concrete policy
@@ -15,12 +20,15 @@
 
 mod aperture;
 mod c3;
+pub mod ewma;
 mod fleet;
 mod jiq;
 mod jsq;
 mod least_conn;
 mod least_latency;
 mod least_request;
+pub mod load;
+pub mod p2c;
 mod peak_ewma;
 mod pnc;
 mod prequal;
@@ -39,9 +47,11 @@ pub use fleet::Fleet;
 pub use jiq::Jiq;
 pub use jsq::Jsq;
 pub use least_conn::LeastConn;
-pub use least_latency::LeastLatency;
+pub use least_latency::{EwmaLatency, LeastLatency};
 pub use least_request::LeastRequest;
-pub use peak_ewma::{P2cPeakEwma, RttEstimate};
+pub use load::Load;
+pub use p2c::P2c;
+pub use peak_ewma::{P2cPeakEwma, PeakEwma, RttEstimate};
 pub use pnc::{P2cRepl, PnC};
 pub use prequal::{Prequal, PrequalConfig};
 pub use random::Random;

@@ -8,78 +8,89 @@
 //! `r * (pending + 1)`; P2C samples two distinct servers and the lower cost wins, a tie going to the
 //! first sampled. Here `pending` is the true queue length before the new request joins.
 
-use super::{Policy, two_distinct};
+use super::Policy;
+use super::ewma::Ewma;
+use super::load::{Cost, Load};
+use super::p2c::{Distinct, P2c};
 use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 
 /// One server's Peak-EWMA RTT estimate (tower's `RttEstimate`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RttEstimate {
-    rtt: f64,
-    update_at: f64,
-}
+pub struct RttEstimate(Ewma);
 
 impl RttEstimate {
     /// An estimate of `rtt` made at time `at`.
     pub fn new(rtt: f64, at: f64) -> Self {
-        RttEstimate { rtt, update_at: at }
+        RttEstimate(Ewma::new(rtt, at))
     }
 
     /// The current estimate.
     pub fn get(&self) -> f64 {
-        self.rtt
+        self.0.get()
     }
 
     /// Folds in an observation `rtt` made at `now` with decay time constant `tau`.
     #[inline]
     pub fn update(&mut self, rtt: f64, now: f64, tau: f64) -> f64 {
-        self.rtt = if self.rtt < rtt {
-            rtt
-        } else {
-            let elapsed = (now - self.update_at).max(0.0);
-            let decay = (-elapsed / tau).exp();
-            self.rtt * decay + rtt * (1.0 - decay)
-        };
-        self.update_at = now;
-        self.rtt
+        self.0.observe_peak(rtt, now, tau)
+    }
+}
+
+/// The Peak-EWMA cost of every server: its RTT estimate times its requests plus one.
+#[derive(Debug, Clone)]
+pub struct PeakEwma {
+    est: Vec<RttEstimate>,
+    tau: f64,
+}
+
+impl PeakEwma {
+    /// Over `n` servers, every estimate 1.0 at time 0, decay constant `tau > 0`.
+    pub fn new(n: usize, tau: f64) -> Self {
+        assert!(tau > 0.0);
+        PeakEwma { est: vec![RttEstimate::new(1.0, 0.0); n], tau }
+    }
+
+    /// A response from `server` took `rtt`, observed at `now`.
+    #[inline]
+    pub fn observe(&mut self, server: usize, rtt: f64, now: f64) {
+        self.est[server].update(rtt, now, self.tau);
+    }
+}
+
+impl Load for PeakEwma {
+    type Metric = Cost;
+
+    /// Reading decays the estimate (an observation of 0 at `now`), as tower's `load()` does.
+    #[inline]
+    fn load(&mut self, server: usize, loads: &LoadTable, now: SimTime) -> Cost {
+        let rtt = self.est[server].update(0.0, now.get(), self.tau);
+        Cost(rtt * (f64::from(loads.get(server)) + 1.0))
     }
 }
 
 /// P2C + Peak EWMA.
 #[derive(Debug, Clone)]
-pub struct P2cPeakEwma {
-    est: Vec<RttEstimate>,
-    tau: f64,
-}
+pub struct P2cPeakEwma(P2c<PeakEwma, Distinct<2>>);
 
 impl P2cPeakEwma {
     /// Over `n >= 2` servers, every estimate 1.0 at time 0, decay constant `tau > 0`.
     pub fn new(n: usize, tau: f64) -> Self {
         assert!(n >= 2 && tau > 0.0);
-        P2cPeakEwma { est: vec![RttEstimate::new(1.0, 0.0); n], tau }
-    }
-
-    #[inline]
-    fn cost(&mut self, i: usize, loads: &LoadTable, now: f64) -> f64 {
-        let rtt = self.est[i].update(0.0, now, self.tau);
-        rtt * (f64::from(loads.get(i)) + 1.0)
+        P2cPeakEwma(P2c::new(n, Distinct::new(2), PeakEwma::new(n, tau)))
     }
 }
 
 impl Policy for P2cPeakEwma {
     #[inline]
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
-        let (a, b) = two_distinct(rng, self.est.len());
-        let now = now.get();
-        let ca = self.cost(a, loads, now);
-        let cb = self.cost(b, loads, now);
-        if cb < ca { b } else { a }
+        self.0.pick(loads, now, rng)
     }
 
     #[inline]
     fn on_departure(&mut self, server: usize, sojourn: f64, now: SimTime, _tag: u32) {
-        self.est[server].update(sojourn, now.get(), self.tau);
+        self.0.load_mut().observe(server, sojourn, now.get());
     }
 }
 
@@ -100,7 +111,7 @@ mod tests {
         let got = e.update(2.0, 6.0, 10.0);
         let decay = (-0.5f64).exp();
         assert_eq!(got, 4.0 * decay + 2.0 * (1.0 - decay));
-        assert_eq!(e.update_at, 6.0);
+        assert_eq!(e.0.at(), 6.0);
     }
 
     #[test]
@@ -108,7 +119,7 @@ mod tests {
         // tower compares `self.rtt_ns < rtt`: equal goes through the blend, which keeps it equal.
         let mut e = RttEstimate::new(2.0, 0.0);
         assert_eq!(e.update(2.0, 5.0, 10.0), 2.0);
-        assert_eq!(e.update_at, 5.0);
+        assert_eq!(e.0.at(), 5.0);
     }
 
     #[test]

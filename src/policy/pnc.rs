@@ -11,7 +11,9 @@
 //! only if its active-request count is strictly lower. With two hosts the same host is drawn twice
 //! half the time, so the busier host is chosen 25% of the time (least_request.proto).
 
-use super::{Policy, two_distinct, uniform};
+use super::Policy;
+use super::load::Requests;
+use super::p2c::{Distinct, P2c, WithReplacement};
 use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
@@ -19,11 +21,7 @@ use crate::rng::SimRng;
 /// `d` distinct choices, shortest wins, tie to the first sampled. `D` fixes `d` at compile time
 /// (the common 2 and 3); `D = 0` reads it from the value instead.
 #[derive(Debug, Clone)]
-pub struct PnC<const D: usize> {
-    n: usize,
-    d: usize,
-    sampled: Vec<usize>,
-}
+pub struct PnC<const D: usize>(P2c<Requests, Distinct<D>>);
 
 impl<const D: usize> PnC<D> {
     /// `D` choices among `n` servers (`2 <= D <= n`).
@@ -34,65 +32,39 @@ impl<const D: usize> PnC<D> {
     /// `d` choices among `n` servers (`1 <= d <= n`).
     pub fn with_choices(n: usize, d: usize) -> Self {
         assert!(d >= 1 && d <= n, "{d} distinct choices need at least {d} servers, got {n}");
-        assert!(D == 0 || D == d);
-        PnC { n, d, sampled: Vec::with_capacity(d) }
+        PnC(P2c::new(n, Distinct::new(d), Requests))
     }
 }
 
 impl<const D: usize> Policy for PnC<D> {
     #[inline]
-    fn pick(&mut self, loads: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
-        if D == 2 {
-            let (a, b) = two_distinct(rng, self.n);
-            return if loads.get(b) < loads.get(a) { b } else { a };
-        }
-        // Rejection sampling keeps the sampling order (which decides ties) and needs no
-        // scratch space of size n; d is small and validated to be at most n.
-        self.sampled.clear();
-        let mut best = usize::MAX;
-        let mut best_load = u32::MAX;
-        while self.sampled.len() < self.d {
-            let i = uniform(rng, self.n);
-            if self.sampled.contains(&i) {
-                continue;
-            }
-            self.sampled.push(i);
-            let l = loads.get(i);
-            if l < best_load {
-                best = i;
-                best_load = l;
-            }
-        }
-        best
+    fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
+        self.0.pick(loads, now, rng)
     }
 }
 
 /// Envoy's two choices with replacement.
 #[derive(Debug, Clone)]
-pub struct P2cRepl {
-    n: usize,
-}
+pub struct P2cRepl(P2c<Requests, WithReplacement>);
 
 impl P2cRepl {
     /// Over `n` servers.
     pub fn new(n: usize) -> Self {
-        P2cRepl { n }
+        P2cRepl(P2c::new(n, WithReplacement::new(2), Requests))
     }
 }
 
 impl Policy for P2cRepl {
     #[inline]
-    fn pick(&mut self, loads: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
-        let candidate = uniform(rng, self.n);
-        let sampled = uniform(rng, self.n);
-        if loads.get(sampled) < loads.get(candidate) { sampled } else { candidate }
+    fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
+        self.0.pick(loads, now, rng)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::uniform;
+    use crate::policy::{two_distinct, uniform};
     use rand::{RngExt, SeedableRng};
 
     fn random_table(rng: &mut SimRng, n: usize) -> Vec<u32> {

@@ -37,6 +37,7 @@ use toml::{Table, Value};
 use crate::input;
 use crate::limits;
 use crate::model::RateChange;
+use crate::output::table::format_number as num;
 use crate::workload::{ArrivalSpec, Arrivals, KeySpec, Service, ServiceSpec};
 
 /// How a scenario read from standard input (`lbsim run -`) is named in messages.
@@ -203,9 +204,9 @@ pub const MAX_ADMITTED_LOAD: f64 = 1000.0;
 /// What a load outside `(0, max_load)` is told.
 pub fn load_expected(max_load: f64, load: f64) -> String {
     if max_load == 1.0 {
-        format!("expected 0 < load < 1, got {load}")
+        format!("expected 0 < load < 1, got {}", num(load))
     } else {
-        format!("expected 0 < load < {max_load} (with [admission]), got {load}")
+        format!("expected 0 < load < {} (with [admission]), got {}", num(max_load), num(load))
     }
 }
 
@@ -339,11 +340,83 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
 }
 
-/// A TOML error as one line: `FILE:LINE: message`.
+/// A TOML error as one line: `FILE:LINE: KEY: message`, the key being the one at the error's
+/// place in the file (`FILE:LINE: message` when there is none).
 fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> ScenarioError {
-    let message = e.message().trim().replace('\n', " ");
+    let mut message = e.message().trim().replace('\n', " ");
     let line = e.span().map(|span| line_of(text, span.start));
-    ScenarioError::File { file: file.into(), line, message }
+    let Some(key) = e.span().and_then(|span| key_at(text, span)) else {
+        return ScenarioError::File { file: file.into(), line, message };
+    };
+    if key == "policies" && message.starts_with("invalid type") {
+        message = "expected a list, e.g. [\"p2c\"] or [\"p2c\", \"jsq\"]".into();
+    }
+    ScenarioError::Key { file: file.into(), line, key, message }
+}
+
+/// The dotted key of `text` at byte range `span`: the innermost key whose name or value holds
+/// its start, else (a key the reader refused, such as a duplicate) the key written there.
+fn key_at(text: &str, span: std::ops::Range<usize>) -> Option<String> {
+    let (doc, _) = toml::de::DeTable::parse_recoverable(text);
+    key_in(doc.get_ref(), span.start, "").or_else(|| key_written(text, span))
+}
+
+/// The innermost key of `table` (under `prefix`) whose name or value holds byte `at`.
+fn key_in(table: &toml::de::DeTable, at: usize, prefix: &str) -> Option<String> {
+    use toml::de::DeValue;
+    for (k, v) in table.iter() {
+        let name = if prefix.is_empty() {
+            k.get_ref().to_string()
+        } else {
+            format!("{prefix}.{}", k.get_ref())
+        };
+        if k.span().contains(&at) {
+            return Some(name);
+        }
+        // A table's span need not hold its keys (`[farm]` then its lines): look inside always.
+        let inner = match v.get_ref() {
+            DeValue::Table(t) => key_in(t, at, &name),
+            DeValue::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+                let name = format!("{name}[{i}]");
+                match item.get_ref() {
+                    DeValue::Table(t) => key_in(t, at, &name),
+                    _ => None,
+                }
+                .or_else(|| item.span().contains(&at).then_some(name))
+            }),
+            _ => None,
+        };
+        if inner.is_some() {
+            return inner;
+        }
+        if v.span().contains(&at) {
+            return Some(name);
+        }
+    }
+    None
+}
+
+/// The key written at `span` (`a.b = 1` or a header `[a.b]`), under the table whose header comes
+/// before it.
+fn key_written(text: &str, span: std::ops::Range<usize>) -> Option<String> {
+    let written = text.get(span.clone())?.split('=').next()?.trim();
+    let header = |s: &str| {
+        s.trim()
+            .strip_prefix('[')
+            .map(|h| h.trim_matches(|c| c == '[' || c == ']').trim().to_string())
+    };
+    if let Some(h) = header(written) {
+        return Some(h).filter(|h| !h.is_empty());
+    }
+    let key = written.trim_matches('"').to_string();
+    if key.is_empty() || key.contains(char::is_whitespace) {
+        return None;
+    }
+    let table = text[..span.start].lines().rev().find_map(header);
+    Some(match table {
+        Some(t) if !t.is_empty() => format!("{t}.{key}"),
+        _ => key,
+    })
 }
 
 /// The swept keys and their values at one point of the grid, in the sweep's key order.
@@ -432,6 +505,9 @@ impl Source {
             if values.iter().any(|v| matches!(v, Value::Array(_) | Value::Table(_))) {
                 return Err(err("sweep values must be numbers, strings or booleans".into()));
             }
+            if let Some(v) = repeated(values) {
+                return Err(err(format!("lists {v} twice: each point would run twice")));
+            }
             if key.starts_with("sweep") || key == "policies" || key.starts_with("run.seed") {
                 return Err(err(
                     "cannot be swept (policies are a list already; seeds and seed are the run's)"
@@ -512,6 +588,18 @@ impl Source {
         }
         None
     }
+}
+
+/// The first sweep value that equals an earlier one (numbers by value: `1` and `1.0` are one).
+fn repeated(values: &[Value]) -> Option<&Value> {
+    let same = |a: &Value, b: &Value| match (a, b) {
+        (Value::Integer(_) | Value::Float(_), Value::Integer(_) | Value::Float(_)) => {
+            let f = |v: &Value| v.as_float().or(v.as_integer().map(|i| i as f64));
+            f(a) == f(b)
+        }
+        _ => a == b,
+    };
+    values.iter().enumerate().find(|&(i, v)| values[..i].iter().any(|w| same(v, w))).map(|(_, v)| v)
 }
 
 /// A `--set` value: TOML if it parses as a value, else the text as a string.
@@ -625,7 +713,7 @@ impl Spec {
             if !(limits::MIN_RATE..=limits::RATE).contains(&g.rate) {
                 return Err(invalid(
                     "farm.groups",
-                    format!("group '{}': rate {} is outside 1e-6 to 1e6", g.name, g.rate),
+                    format!("group '{}': rate {} is outside 1e-6 to 1e6", g.name, num(g.rate)),
                 ));
             }
             if self.farm.groups[..i].iter().any(|o| o.name == g.name) {
@@ -659,11 +747,11 @@ impl Spec {
     fn validate_events(&self) -> Result<(), Invalid> {
         for (i, e) in self.events.iter().enumerate() {
             let key = "events";
-            let which = format!("event {} (at = {})", i + 1, e.at);
+            let which = format!("event {} (at = {})", i + 1, num(e.at));
             if !(e.at.is_finite() && e.at >= 0.0) {
                 return Err(invalid(
                     key,
-                    format!("event {}: at = {} is not a time >= 0", i + 1, e.at),
+                    format!("event {}: at = {} is not a time >= 0", i + 1, num(e.at)),
                 ));
             }
             if !self.farm.groups.iter().any(|g| g.name == e.group) {
@@ -675,7 +763,7 @@ impl Spec {
             if !(limits::MIN_RATE..=limits::RATE).contains(&e.rate) {
                 return Err(invalid(
                     key,
-                    format!("{which}: rate {} is outside 1e-6 to 1e6", e.rate),
+                    format!("{which}: rate {} is outside 1e-6 to 1e6", num(e.rate)),
                 ));
             }
         }
@@ -696,7 +784,11 @@ impl Spec {
             }
             Some((None, Some(rate))) if rate >= self.capacity() * max_load => Err(invalid(
                 "arrivals.rate",
-                format!("{rate} is at or above the farm's capacity {}", self.capacity()),
+                format!(
+                    "{} is at or above the farm's capacity {}",
+                    num(rate),
+                    num(self.capacity())
+                ),
             )),
             _ => Ok(()),
         }
@@ -718,7 +810,7 @@ impl Spec {
                 Some(p) => {
                     return Err(invalid(
                         "info.period",
-                        format!("expected 0 (live) or a period >= 0.001, got {p}"),
+                        format!("expected 0 (live) or a period >= 0.001, got {}", num(p)),
                     ));
                 }
                 None => return Err(invalid("info.period", "a board needs a period")),
@@ -794,7 +886,8 @@ impl Spec {
             return Err(invalid(
                 "run.precision",
                 format!(
-                    "expected a relative half-width R with 1e-6 <= R <= 0.5 (0.01 = +-1%), got {r}"
+                    "expected a relative half-width R with 1e-6 <= R <= 0.5 (0.01 = +-1%), got {}",
+                    num(r)
                 ),
             ));
         }

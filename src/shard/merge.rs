@@ -12,6 +12,7 @@
 //! Files are read line by line and in any order; `-` is standard input, which may hold several
 //! shards one after the other (`cat shard-*.jsonl | lbsim merge -`).
 
+use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
@@ -23,14 +24,15 @@ use super::{Plan, plan_hash};
 use crate::cli::{Cli, Command, MergeArgs};
 use crate::config::Config;
 use crate::error::{UsageError, shown};
+use crate::experiment::{Fold, Outcome};
 use crate::input::{self, LineLimit, RECORD_LINE};
 use crate::stats::RepStats;
 
-/// Every task's result, in task order.
+/// The tasks' results, added up in task order as they were read.
 #[derive(Debug)]
 pub enum Merged {
-    /// Queueing replications.
-    Reps(Vec<RepStats>),
+    /// Queueing replications: one outcome per scenario, folded as one process folds them.
+    Outcomes(Vec<Outcome>),
     /// `bins`: max loads.
     Loads(Vec<u32>),
 }
@@ -147,9 +149,27 @@ pub fn read(cli: &Cli, args: &MergeArgs) -> Result<(Config, Merged), UsageError>
         )));
     }
     let cfg = series_to(cfg, args, &first.name)?;
+    let seeds = cfg.common.seeds;
     let merged = match plan {
-        Plan::Bins(_) => Merged::Loads(collect(&mut inputs, &manifest, cfg.common.seeds)?),
-        Plan::Queueing { .. } => Merged::Reps(collect(&mut inputs, &manifest, cfg.common.seeds)?),
+        Plan::Bins(_) => {
+            let mut loads = Vec::new();
+            collect(&mut inputs, &manifest, seeds, |_, m: u32| loads.push(m))?;
+            Merged::Loads(loads)
+        }
+        Plan::Queueing { runs, .. } => {
+            // Each replication is added to its scenario's fold as soon as the tasks before it
+            // are, then dropped: memory does not grow with the number of tasks.
+            let groups = super::series_groups(&cfg);
+            let mut folds: Vec<Fold> = (runs.iter().enumerate())
+                .map(|(s, run)| {
+                    Fold::new(run, groups.get(s).cloned().flatten().map(|g| (g, seeds)))
+                })
+                .collect();
+            collect(&mut inputs, &manifest, seeds, |i, r: RepStats| {
+                folds[(i / seeds) as usize].add(&r);
+            })?;
+            Merged::Outcomes(folds.into_iter().map(|f| f.finish(0)).collect())
+        }
     };
     Ok((cfg, merged))
 }
@@ -228,14 +248,20 @@ struct Seen {
     name: String,
 }
 
-/// Reads every input to its end; returns the task results in task order.
+/// Reads every input to its end, giving each task's result to `consume` in task order as soon as
+/// the results of the tasks before it are given (results read ahead of a missing predecessor
+/// wait: with shards read one after another, those of the later shards). Returns whether every
+/// task was read once; on an error, what was consumed is to be thrown away.
 fn collect<R: Record>(
     inputs: &mut [Input],
     first: &Manifest,
     seeds: u64,
-) -> Result<Vec<R>, UsageError> {
+    mut consume: impl FnMut(u64, R),
+) -> Result<(), UsageError> {
     let (n, tasks) = (first.shards, first.tasks);
-    let mut results: Vec<Option<R>> = (0..tasks).map(|_| None).collect();
+    let mut present = vec![false; tasks as usize];
+    let mut waiting: BTreeMap<u64, R> = BTreeMap::new();
+    let mut next = 0u64;
     let mut shards: Vec<Option<Seen>> = (0..n).map(|_| None).collect();
     let first_name = inputs[0].name.clone();
     for input in inputs.iter_mut() {
@@ -299,29 +325,12 @@ fn collect<R: Record>(
                     let Some((k, count)) = &mut open else {
                         return Err(fail(format!("{}: a task before any manifest", input.at())));
                     };
-                    let consistent = t.index < tasks
-                        && t.index % n == *k
-                        && t.scenario.checked_mul(seeds).and_then(|i| i.checked_add(t.replication))
-                            == Some(t.index)
-                        && t.replication < seeds;
-                    if !consistent {
-                        return Err(fail(format!(
-                            "{}: task {} is not a task of shard {k}/{n} (0 to {} in steps of {n})",
-                            input.at(),
-                            t.index,
-                            tasks.saturating_sub(1)
-                        )));
+                    let (index, result) = checked(t, input, (*k, n), (tasks, seeds), &mut present)?;
+                    waiting.insert(index, result);
+                    while let Some(r) = waiting.remove(&next) {
+                        consume(next, r);
+                        next += 1;
                     }
-                    let (index, result) = verified(t, &input.at(), *k, n)?;
-                    let slot = &mut results[index as usize];
-                    if slot.is_some() {
-                        return Err(fail(format!(
-                            "{}: task {} given twice in shard {k}/{n}",
-                            input.at(),
-                            index
-                        )));
-                    }
-                    *slot = Some(result);
                     *count += 1;
                 }
                 Line::End(e) => {
@@ -346,7 +355,7 @@ fn collect<R: Record>(
         }
     }
     let absent: Vec<u64> = (0..n).filter(|&k| shards[k as usize].is_none()).collect();
-    let missing: Vec<u64> = (0..tasks).filter(|&i| results[i as usize].is_none()).collect();
+    let missing: Vec<u64> = (0..tasks).filter(|&i| !present[i as usize]).collect();
     if !missing.is_empty() {
         let which = if absent.is_empty() {
             String::new()
@@ -360,7 +369,38 @@ fn collect<R: Record>(
         };
         return Err(fail(format!("{which}{}", list("tasks", &missing))));
     }
-    Ok(results.into_iter().map(|r| r.expect("every task is present")).collect())
+    debug_assert_eq!(next, tasks, "every task is present, so every one was consumed");
+    Ok(())
+}
+
+/// Task line `t` of shard `k`/`n` (of `tasks` tasks, `seeds` per scenario), once it is one of the
+/// shard's tasks, not given before (`present`, which it is marked in), and intact: its index
+/// and result.
+fn checked<R: Record>(
+    t: Task<R>,
+    input: &Input,
+    (k, n): (u64, u64),
+    (tasks, seeds): (u64, u64),
+    present: &mut [bool],
+) -> Result<(u64, R), UsageError> {
+    let consistent = t.index < tasks
+        && t.index % n == k
+        && t.scenario.checked_mul(seeds).and_then(|i| i.checked_add(t.replication))
+            == Some(t.index)
+        && t.replication < seeds;
+    if !consistent {
+        return Err(fail(format!(
+            "{}: task {} is not a task of shard {k}/{n} (0 to {} in steps of {n})",
+            input.at(),
+            t.index,
+            tasks.saturating_sub(1)
+        )));
+    }
+    let (index, result) = verified(t, &input.at(), k, n)?;
+    if std::mem::replace(&mut present[index as usize], true) {
+        return Err(fail(format!("{}: task {} given twice in shard {k}/{n}", input.at(), index)));
+    }
+    Ok((index, result))
 }
 
 /// A command line as its options: an option with the values that follow it (`--seed 2`), or

@@ -22,13 +22,14 @@
 pub mod merge;
 pub mod records;
 
+use std::io::{self, Write};
 use std::time::Instant;
 
 use crate::cli::{Cli, Command};
 use crate::config::{Common, Config, Experiment, RunConfig, Variant};
 use crate::error::UsageError;
 use crate::experiment::{
-    self, Fold, Outcome, Progress, Results, Rows, Scenario, bins, fixed, hetero, homo, run, stale,
+    self, Outcome, Progress, Results, Rows, Scenario, bins, fixed, hetero, homo, run, stale,
 };
 use crate::output::{Format, Report, RunInfo};
 use crate::stats::RepStats;
@@ -161,18 +162,34 @@ impl Job {
         }
     }
 
+    /// Arrivals this process will simulate, warm-ups included (for the progress bar), when its
+    /// plan fixes them: not for a merge, nor for what cannot be sharded (`--warmup auto` and
+    /// `--precision` decide during the run; some commands simulate no queue).
+    pub fn requests(&self) -> Option<u64> {
+        let (cfg, shard) = match self {
+            Job::Whole(cfg) => (cfg, Shard { index: 0, count: 1 }),
+            Job::Shard { cfg, shard, .. } => (cfg, *shard),
+            Job::Merge { .. } => return None,
+        };
+        let Ok(Plan::Queueing { runs, .. }) = Plan::of(cfg) else { return None };
+        let seeds = cfg.common.seeds;
+        let arrivals = |i: u64| {
+            let run = &runs[(i / seeds) as usize];
+            run.warmup.saturating_add(run.requests)
+        };
+        Some(shard.tasks(runs.len() as u64 * seeds).map(arrivals).fold(0, u64::saturating_add))
+    }
+
     /// Runs the job: the command's rows, or a shard's raw records as the report's text.
     pub fn execute(&self, progress: Progress) -> Results {
         match self {
             Job::Whole(cfg) => experiment::execute(cfg, progress),
-            Job::Shard { cfg, shard, argv } => {
-                let start = Instant::now();
-                let plan = Plan::of(cfg).expect("checked when the job was made");
-                let (text, events) = records::write(cfg, &plan, *shard, argv, progress);
-                let mut report = Report::new("shard", &(), &[] as &[()]);
-                report.text = Some(text);
-                report.run = run_info(start, events);
-                Results { rows: Rows::Print, report }
+            Job::Shard { .. } => {
+                let mut text = Vec::new();
+                let mut results =
+                    self.write_records(progress, &mut text).expect("writing to memory");
+                results.report.text = Some(String::from_utf8(text).expect("JSON is UTF-8"));
+                results
             }
             Job::Merge { cfg, merged } => {
                 let start = Instant::now();
@@ -182,6 +199,25 @@ impl Job {
                 results
             }
         }
+    }
+}
+
+impl Job {
+    /// Runs a shard, writing its raw records to `out` as they are made (the report holds only
+    /// the timing); an error writing `out` is returned once the tasks have run. Not a shard: runs
+    /// the job as [`Job::execute`] does, writing nothing.
+    pub fn write_records(
+        &self,
+        progress: Progress,
+        out: &mut (dyn Write + Send),
+    ) -> io::Result<Results> {
+        let Job::Shard { cfg, shard, argv } = self else { return Ok(self.execute(progress)) };
+        let start = Instant::now();
+        let plan = Plan::of(cfg).expect("checked when the job was made");
+        let events = records::write(cfg, &plan, *shard, argv, progress, out)?;
+        let mut report = Report::new("shard", &(), &[] as &[()]);
+        report.run = run_info(start, events);
+        Ok(Results { rows: Rows::Print, report })
     }
 }
 
@@ -329,18 +365,6 @@ fn run_shard<R: Send>(
     }
 }
 
-/// The outcome of one scenario from its replications, in replication order, as
-/// [`experiment::run_scenarios`] makes it for a fixed run length.
-fn outcome<'a>(
-    reps: impl Iterator<Item = &'a RepStats>,
-    run: &RunConfig,
-    groups: Option<(Vec<(String, usize)>, u64)>,
-) -> Outcome {
-    let mut fold = Fold::new(run, groups);
-    reps.for_each(|r| fold.add(r));
-    fold.finish(0)
-}
-
 /// The command's rows and report from every task's result, in task order.
 fn summarise(cfg: &Config, plan: &Plan, merged: &Merged) -> Results {
     let c = &cfg.common;
@@ -350,17 +374,8 @@ fn summarise(cfg: &Config, plan: &Plan, merged: &Merged) -> Results {
             let (rows, report, events) = bins::summarise(b, c, loads);
             with_events(Rows::Bins(rows), report, events)
         }
-        (Plan::Queueing { scenarios, runs }, Merged::Reps(reps)) => {
-            let groups = series_groups(cfg);
-            let mut reps = reps.iter();
-            let outcomes: Vec<Outcome> = runs
-                .iter()
-                .enumerate()
-                .map(|(s, run)| {
-                    let g = groups.get(s).cloned().flatten().map(|g| (g, c.seeds));
-                    outcome(reps.by_ref().take(c.seeds as usize), run, g)
-                })
-                .collect();
+        (Plan::Queueing { scenarios, .. }, Merged::Outcomes(outcomes)) => {
+            let outcomes = outcomes.clone();
             let events = experiment::total_events(&outcomes);
             let (rows, report) = match &cfg.experiment {
                 Experiment::Fixed(f) => {

@@ -21,6 +21,8 @@
 //! holds. `merge` recomputes it and checks the result's fields against each other ([`Record`])
 //! before anything is summarised, so a record edited or damaged after it was written is refused.
 
+use std::io::{self, Write};
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh64::xxh64;
@@ -152,14 +154,18 @@ pub enum Line<R> {
     End(End),
 }
 
-/// Runs `shard` of `plan`; returns its raw records and the events simulated.
+/// Runs `shard` of `plan` and writes its raw records to `out` as they come: each task's line is
+/// made by the worker that ran it, and written as soon as the lines of the tasks before it are, so
+/// only a bounded number of lines wait whatever the number of tasks. Returns the events simulated,
+/// or the first error writing `out` (the tasks still run, but nothing more is written).
 pub(super) fn write(
     cfg: &Config,
     plan: &Plan,
     shard: Shard,
     argv: &[String],
     progress: Progress,
-) -> (String, u64) {
+    out: &mut (dyn Write + Send),
+) -> io::Result<u64> {
     let c = &cfg.common;
     let tasks = plan.tasks(c);
     let manifest = Manifest {
@@ -170,8 +176,16 @@ pub(super) fn write(
         shards: shard.count,
         shard: shard.index,
     };
-    let mut out = line::<()>(&Line::Manifest(manifest));
+    out.write_all(line::<()>(&Line::Manifest(manifest)).as_bytes())?;
     let (mut count, mut events) = (0u64, 0u64);
+    let mut failed: Option<io::Error> = None;
+    let mut put = |text: &str| {
+        if failed.is_none()
+            && let Err(e) = out.write_all(text.as_bytes())
+        {
+            failed = Some(e);
+        }
+    };
     match plan {
         Plan::Queueing { scenarios, runs } => run_shard(
             c,
@@ -180,12 +194,12 @@ pub(super) fn write(
             |i| {
                 let r = run_task(scenarios, runs, c, i);
                 progress.done();
-                r
+                (r.events, task_line(i, r, c.seeds))
             },
-            |i, r| {
-                events += r.events;
+            |_, (e, text)| {
+                events += e;
                 count += 1;
-                out.push_str(&task_line(i, r, c.seeds));
+                put(&text);
             },
         ),
         Plan::Bins(cases) => run_shard(
@@ -195,32 +209,39 @@ pub(super) fn write(
             |i| {
                 let m = bins::task(cases[(i / c.seeds) as usize], c.seed, i % c.seeds);
                 progress.done();
-                m
+                task_line(i, m, c.seeds)
             },
-            |i, m| {
+            |i, text| {
                 events += cases[(i / c.seeds) as usize].0;
                 count += 1;
-                out.push_str(&task_line(i, m, c.seeds));
+                put(&text);
             },
         ),
     }
-    out.push_str(&line::<()>(&Line::End(End { tasks: count })));
-    (out, events)
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    out.write_all(line::<()>(&Line::End(End { tasks: count })).as_bytes())?;
+    Ok(events)
 }
 
-/// The task line of task `index`'s `result`, checked to read back as written.
+/// The task line of task `index`'s `result`, checked to read back as written. The task is
+/// serialised once, without its checksum; the checksum is of those bytes, and the line is they
+/// with the checksum appended as the object's last field (what serde writes for the whole
+/// [`Line::Task`], byte for byte).
 fn task_line<R: Serialize + DeserializeOwned>(index: u64, result: R, seeds: u64) -> String {
-    let mut task =
+    let task =
         Task { index, scenario: index / seeds, replication: index % seeds, result, xxh64: None };
-    task.xxh64 = Some(checksum(&task));
-    let text = line(&Line::Task(task));
-    let back: Result<Line<R>, _> = serde_json::from_str(&text);
-    let again = back.map(|l| line(&l));
+    let bare = serde_json::to_string(&task).expect("raw records serialise");
+    let back: Result<Task<R>, _> = serde_json::from_str(&bare);
+    let again = back.map(|t| serde_json::to_string(&t).expect("raw records serialise"));
     assert!(
-        again.as_ref().is_ok_and(|a| *a == text),
+        again.as_ref().is_ok_and(|a| *a == bare),
         "task {index}'s result does not survive JSON exactly: {again:?}"
     );
-    text
+    let sum = format!("{:016x}", xxh64(bare.as_bytes(), 0));
+    let open = bare.strip_suffix('}').expect("a task serialises to an object");
+    format!("{{\"task\":{open},\"xxh64\":\"{sum}\"}}}}\n")
 }
 
 /// `l` as one line of JSON, newline included.
@@ -272,6 +293,45 @@ mod tests {
         let again = Task { index: 3, scenario: 0, replication: 3, result: r, xxh64 };
         assert_eq!(again.xxh64.as_deref(), Some(checksum(&again).as_str()));
         assert_eq!(line(&Line::Task(again)), text);
+    }
+
+    /// Counts the lines written to it.
+    struct Lines(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+    impl Write for Lines {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let n = buf.iter().filter(|&&b| b == b'\n').count();
+            self.0.fetch_add(n, std::sync::atomic::Ordering::SeqCst);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// On one thread, when a task finishes, the manifest and the lines of every task before it
+    /// are already written: nothing is held back until the end.
+    #[test]
+    fn each_record_is_written_before_the_next_task_ends() {
+        use clap::Parser;
+        let argv = "lbsim homo --loads 0.9 --policies p2c --seeds 4 --requests 500 --threads 1";
+        let cli = crate::cli::Cli::try_parse_from(argv.split(' ')).unwrap();
+        let cfg = Config::from_cli(&cli).unwrap();
+        let plan = Plan::of(&cfg).unwrap();
+        let written = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let finished = std::sync::atomic::AtomicUsize::new(0);
+        let lines_before = std::sync::Mutex::new(Vec::new());
+        let done = || {
+            let lines = written.load(std::sync::atomic::Ordering::SeqCst);
+            lines_before.lock().unwrap().push(lines);
+            finished.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        };
+        let shard = Shard { index: 0, count: 1 };
+        let mut out = Lines(written.clone());
+        write(&cfg, &plan, shard, &[], &done, &mut out).unwrap();
+        assert_eq!(*lines_before.lock().unwrap(), [1, 2, 3, 4], "lines written as each task ends");
+        assert_eq!(written.load(std::sync::atomic::Ordering::SeqCst), 6, "manifest, 4 tasks, end");
     }
 
     #[test]

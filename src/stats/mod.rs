@@ -118,8 +118,7 @@ impl DriftNoise<'_> {
         if self.log_drifts.len() >= 2 {
             return ci95_half_width(self.log_drifts);
         }
-        (self.log_drifts.len() == 1).then_some(())?;
-        batch_log_ci95(self.series, self.warmup)
+        if self.log_drifts.len() == 1 { batch_log_ci95(self.series, self.warmup) } else { None }
     }
 }
 
@@ -295,5 +294,51 @@ mod tests {
         assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
         assert_eq!(median(&[5.0, 1.0, 3.0]), 3.0);
         assert!(median(&[]).is_nan());
+    }
+
+    fn significant(log_drifts: &[f64], series: &Series, drift: f64) -> bool {
+        let noise = DriftNoise { log_drifts, series, warmup: 0 };
+        drift_is_significant(&noise, drift)
+    }
+
+    #[test]
+    fn a_drift_is_significant_only_beyond_the_spread_of_the_replications() {
+        let none = Series { means: Vec::new(), cell: 1 };
+        // Four replications agreeing on ln 1.2 = 0.18: the interval (+- 0.02) excludes 0.
+        assert!(significant(&[0.17, 0.19, 0.18, 0.18], &none, 1.2));
+        // Four replications scattered +- 0.5 around 0: the pooled 1.2 is inside their noise.
+        assert!(!significant(&[0.5, -0.5, 0.4, -0.3], &none, 1.2));
+    }
+
+    #[test]
+    fn one_replication_reads_its_noise_from_batch_means_of_its_own_series() {
+        // A ramp 1..=100: halves of mean 25.5 and 75.5, drift 2.96 (ln 1.09). The trend inside
+        // each half inflates its batch variance (the estimate errs towards no flag), to a
+        // half-width of about 0.68, still below ln 2.96: flagged.
+        let ramp = Series { means: (1..=100).map(f64::from).collect(), cell: 1 };
+        let h = batch_log_ci95(&ramp, 0).expect("enough cells");
+        assert!((h - 0.68).abs() < 0.02, "half-width {h}");
+        assert!(significant(&[(75.5f64 / 25.5).ln()], &ramp, 75.5 / 25.5));
+        // Flat noise, uniform on [0.1, 1.9], 50 cells: batch means of 5 cells vary by about
+        // 0.23, so the half-width of ln(drift) is about 0.37 (0.25 to 0.5 over seeds), above
+        // ln 1.2 = 0.18: a drift of 1.2 read from this series is noise, not a trend.
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        let flat = Series { means: (0..50).map(|_| rng.random_range(0.1..1.9)).collect(), cell: 1 };
+        let h = batch_log_ci95(&flat, 0).expect("enough cells");
+        assert!(h > 0.25 && h < 0.5, "half-width {h}");
+        assert!(!significant(&[1.2f64.ln()], &flat, 1.2));
+    }
+
+    #[test]
+    fn too_few_cells_for_batch_means_leave_a_drift_flagged() {
+        // Fewer measured cells than two halves of DRIFT_BATCHES batches: no interval, and a drift
+        // outside the band stays flagged rather than being excused.
+        let short = Series { means: vec![1.0; 2 * DRIFT_BATCHES - 1], cell: 1 };
+        assert_eq!(batch_log_ci95(&short, 0), None);
+        assert!(significant(&[1.2f64.ln()], &short, 1.2));
+        // The warm-up's cells do not count: 20 cells, 15 of them warm-up.
+        let long = Series { means: vec![1.0; 20], cell: 1 };
+        assert_eq!(batch_log_ci95(&long, 15), None);
     }
 }

@@ -2,8 +2,9 @@
 //! [`Summary`] reads: the merged counts, sums and histogram, each replication's mean and p99, and
 //! the replication-averaged series of the steady-state verdict.
 //!
-//! Nothing is kept per replication but three numbers (its mean, p99 and log drift), so a scenario of 10^5 replications holds as
-//! much as one of five. The float sums are added in the order [`Summary::from_reps`] always added
+//! Nothing is kept per replication but three numbers (its mean, p99 and log drift), so a scenario
+//! of 10^5 replications holds about as much as one of five; only while every replication so far
+//! was stopped by the queue guard are their series kept, since the verdict then reads them all. The float sums are added in the order [`Summary::from_reps`] always added
 //! them (replication order, from zero), so the numbers are the same bits as when every replication
 //! was kept.
 

@@ -79,7 +79,7 @@ impl Default for ArrivalSpec {
 
 /// `Err` for a parameter outside its domain: `arrivals.KEY: expected WHAT, got VALUE`.
 fn bad(key: &str, what: &str, got: impl std::fmt::Display) -> Result<(), String> {
-    Err(format!("arrivals.{key}: expected {what}, got {got}"))
+    Err(format!("arrivals.{key}: expected {what}, got {}", crate::output::table::shown_number(got)))
 }
 
 impl ArrivalSpec {

@@ -140,6 +140,7 @@ impl From<Repr> for ServiceSpec {
 
 /// `Err` for a parameter outside its domain: `service.KEY: expected WHAT for KIND, got VALUE`.
 fn bad(key: &str, what: &str, kind: &str, got: impl std::fmt::Display) -> Result<(), String> {
+    let got = crate::output::table::shown_number(got);
     Err(format!("service.{key}: expected {what} for {kind}, got {got}"))
 }
 
