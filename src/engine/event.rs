@@ -1,20 +1,20 @@
 //! The one `Event` and the one `Job` of the event loop ([`super::replication`]).
 //!
-//! An event is small (16 bytes), so that the queue's entries stay 32 bytes: what a probe reply
-//! carries back is kept beside the queue and the event names it.
+//! An event is small: its payload is one `u32` except for a departure, which carries the servers'
+//! token ([`Servers::Token`](super::servers::Servers::Token)). With the article's servers the
+//! token is a server index, so an event is 8 bytes and the queue's entries 24; servers whose
+//! departures may go stale carry `(id, version)`, and their entries are 32 bytes. What a probe
+//! carries is kept beside the queue and the event names it.
 
 use super::{SimTime, Simulation};
 
 /// Something that happens at an instant of a replication.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Event {
+pub(super) enum Event<D> {
     Arrival,
-    /// The departure from worker `id` (FIFO with slots), server `id` (one slot, PS), if `version`
-    /// is still current.
-    Departure {
-        id: u32,
-        version: u32,
-    },
+    /// A departure, as the servers name it: a server (one slot), or a worker (FIFO with slots) or
+    /// server (PS) and the version under which it was scheduled.
+    Departure(D),
     /// `farm.events[i]` takes effect.
     Rate(u32),
     /// The board posts the queue lengths (in [`POST_CLASS`]).
@@ -31,19 +31,10 @@ pub(super) enum Event {
     Report,
     /// The policy's timer.
     Timer,
-    /// A probe sent by client `tag` (the tag of the request it was sent after) reaches server
-    /// `server`.
-    ProbeAt {
-        server: u32,
-        tag: u32,
-    },
-    /// A probe from `server` is back at client `tag` with what it read, kept as the loop's
-    /// pending reply number `reply`.
-    ProbeBack {
-        server: u32,
-        tag: u32,
-        reply: u32,
-    },
+    /// The probe in flight number `i` (which names its server and client) reaches its server.
+    ProbeAt(u32),
+    /// The probe in flight number `i` is back at its client with what it read.
+    ProbeBack(u32),
 }
 
 /// Board posts go after departures at the same instant: a request that leaves exactly when the
@@ -64,7 +55,7 @@ pub(super) struct Job {
 
 /// Schedules `ev` at `at` (class 0), which is not in the past.
 #[inline]
-pub(super) fn schedule(sim: &mut Simulation<Event>, at: f64, ev: Event) {
+pub(super) fn schedule<D: Copy>(sim: &mut Simulation<Event<D>>, at: f64, ev: Event<D>) {
     sim.schedule(SimTime::new(at), ev).expect("future");
 }
 
@@ -73,8 +64,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_event_is_sixteen_bytes() {
-        // The queue moves entries of (time, tie, event): 32 bytes with a 16-byte event.
-        assert_eq!(std::mem::size_of::<Event>(), 16);
+    fn an_event_is_eight_bytes_with_a_server_index() {
+        // The queue moves entries of (time, tie, event): 24 bytes with an 8-byte event.
+        assert_eq!(std::mem::size_of::<Event<u32>>(), 8);
+        assert_eq!(std::mem::size_of::<Event<(u32, u32)>>(), 12);
     }
 }

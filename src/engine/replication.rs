@@ -152,7 +152,7 @@ impl<'a, P: Policy, A: Gaps, S: Demands, I: InfoModel> Builder<'a, P, A, S, I> {
         let fb = Feedback {
             monitor: P::FEEDBACK.then(|| Monitor::new(&farm.rates, farm.slots)),
             probes: Vec::new(),
-            replies: Vec::new(),
+            in_flight: Vec::new(),
             free: Vec::new(),
         };
         Replication {
@@ -181,7 +181,7 @@ impl<'a, P: Policy, A: Gaps, S: Demands, I: InfoModel> Builder<'a, P, A, S, I> {
 
 /// One replication in progress: the farm and its servers, the policy and what it sees, the
 /// streams, the parts, and the bookkeeping.
-struct Replication<'a, P, A, S, I, V, F> {
+struct Replication<'a, P, A, S, I, V: Servers, F> {
     farm: &'a Farm,
     len: RunLength,
     queue_guard: u32,
@@ -198,7 +198,7 @@ struct Replication<'a, P, A, S, I, V, F> {
     /// The arrivals of the run, warm-up included.
     total: u64,
     rec: Recorder,
-    sim: Simulation<Event>,
+    sim: Simulation<Event<V::Token>>,
     /// Requests arrived so far: the index of the next.
     arrived: u64,
     /// Requests the policy holds back (`Policy::HOLDS`), per client, in arrival order.
@@ -213,10 +213,19 @@ struct Feedback {
     monitor: Option<Monitor>,
     /// The servers the policy probes after a dispatch.
     probes: Vec<usize>,
-    /// The replies of the probes on their way back ([`Event::ProbeBack`] names one), and the
+    /// The probes in flight ([`Event::ProbeAt`] and [`Event::ProbeBack`] name one), and the
     /// numbers free for reuse.
-    replies: Vec<ProbeReply>,
+    in_flight: Vec<Probe>,
     free: Vec<u32>,
+}
+
+/// A probe in flight: sent by client `tag` (the tag of the request it was sent after) to
+/// `server`, and, once there, what it read.
+#[derive(Debug, Clone, Copy)]
+struct Probe {
+    server: u32,
+    tag: u32,
+    read: ProbeReply,
 }
 
 impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
@@ -230,8 +239,8 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             let t = now.get();
             let stop = match event {
                 Event::Arrival => self.arrival(t),
-                Event::Departure { id, version } => {
-                    self.departure(id, version, now);
+                Event::Departure(token) => {
+                    self.departure(token, now);
                     false
                 }
                 Event::Rate(i) => {
@@ -252,12 +261,12 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
                     self.timer(now);
                     false
                 }
-                Event::ProbeAt { server, tag } => {
-                    self.probe_at(server, tag, t);
+                Event::ProbeAt(i) => {
+                    self.probe_at(i, t);
                     false
                 }
-                Event::ProbeBack { server, tag, reply } => {
-                    self.probe_back(server, tag, reply, now);
+                Event::ProbeBack(i) => {
+                    self.probe_back(i, now);
                     false
                 }
             };
@@ -313,12 +322,11 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         false
     }
 
-    /// A departure from worker (FIFO) or server (one slot, PS) `id`, ignored if `version` is
-    /// stale.
+    /// The departure `token` names, ignored if it is stale.
     #[inline(always)]
-    fn departure(&mut self, id: u32, version: u32, now: SimTime) {
+    fn departure(&mut self, token: V::Token, now: SimTime) {
         let t = now.get();
-        let Some((s, job)) = self.servers.depart(id, version, t, &mut self.sim) else {
+        let Some((s, job)) = self.servers.depart(token, t, &mut self.sim) else {
             return;
         };
         self.rec.stats.events += 1;
@@ -424,33 +432,24 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         }
     }
 
-    /// A probe from client `tag` reaches `server`, reads it, and heads back.
+    /// Probe `i` reaches its server, reads it, and heads back.
     #[inline(always)]
-    fn probe_at(&mut self, server: u32, tag: u32, t: f64) {
+    fn probe_at(&mut self, i: u32, t: f64) {
         self.rec.stats.events += 1;
-        let s = server as usize;
+        let probe = &mut self.fb.in_flight[i as usize];
+        let s = probe.server as usize;
         let m = self.fb.monitor.as_ref().expect("probes only with feedback");
-        let read = m.probe(s, self.servers.len(s));
-        let reply = match self.fb.free.pop() {
-            Some(r) => {
-                self.fb.replies[r as usize] = read;
-                r
-            }
-            None => {
-                self.fb.replies.push(read);
-                (self.fb.replies.len() - 1) as u32
-            }
-        };
+        probe.read = m.probe(s, self.servers.len(s));
         let back = t + self.policy.probe_delay() / 2.0;
-        schedule(&mut self.sim, back, Event::ProbeBack { server, tag, reply });
+        schedule(&mut self.sim, back, Event::ProbeBack(i));
     }
 
-    /// A probe is back at client `tag` with what it read at `server`.
+    /// Probe `i` is back at its client with what it read at its server.
     #[inline(always)]
-    fn probe_back(&mut self, server: u32, tag: u32, reply: u32, now: SimTime) {
+    fn probe_back(&mut self, i: u32, now: SimTime) {
         self.rec.stats.events += 1;
-        let read = self.fb.replies[reply as usize];
-        self.fb.free.push(reply);
+        let Probe { server, tag, read } = self.fb.in_flight[i as usize];
+        self.fb.free.push(i);
         self.policy.on_probe(server as usize, read, now, tag);
     }
 
@@ -521,7 +520,19 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let half = self.policy.probe_delay() / 2.0;
         for server in self.fb.probes.drain(..) {
             if half > 0.0 {
-                schedule(&mut self.sim, t + half, Event::ProbeAt { server: server as u32, tag });
+                let probe =
+                    Probe { server: server as u32, tag, read: ProbeReply { rif: 0, latency: 0.0 } };
+                let i = match self.fb.free.pop() {
+                    Some(i) => {
+                        self.fb.in_flight[i as usize] = probe;
+                        i
+                    }
+                    None => {
+                        self.fb.in_flight.push(probe);
+                        (self.fb.in_flight.len() - 1) as u32
+                    }
+                };
+                schedule(&mut self.sim, t + half, Event::ProbeAt(i));
             } else {
                 self.policy.on_probe(server, m.probe(server, self.servers.len(server)), now, tag);
             }

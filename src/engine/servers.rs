@@ -30,7 +30,7 @@
 //!
 //! FIFO keeps, per server, a queue of the requests waiting and an array of its `c` workers, with
 //! a stack of the idle ones: an arrival takes an idle worker in `O(1)` or joins the queue; the
-//! departure event names its worker (`Departure { id: worker }`), so the request that leaves is
+//! departure event names its worker (`Departure((worker, version))`), so the request that leaves is
 //! found in `O(1)`, and the worker takes the next waiting request.
 //!
 //! Processor sharing keeps, per server, its *virtual work* `V`: the work each request present has
@@ -52,28 +52,32 @@ use super::event::{Event, Job, schedule};
 
 /// The servers of one discipline: who is in service, and when they leave.
 pub(super) trait Servers {
+    /// What a departure event carries to name the departure.
+    type Token: Copy + std::fmt::Debug;
     /// Requests at server `s`, waiting and in service.
     fn len(&self, s: usize) -> u32;
     /// `job` joins server `s` at `t`.
-    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Event>);
-    /// The departure event `id`/`version` at `t`: the server and the request that leaves, or
-    /// `None` for a stale event.
+    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Event<Self::Token>>);
+    /// The departure event `token` at `t`: the server and the request that leaves, or `None` for
+    /// a stale event.
     fn depart(
         &mut self,
-        id: u32,
-        version: u32,
+        token: Self::Token,
         t: f64,
-        sim: &mut Simulation<Event>,
+        sim: &mut Simulation<Event<Self::Token>>,
     ) -> Option<(usize, Job)>;
     /// Server `s` works at `rate` from `t` on.
-    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Event>);
+    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Event<Self::Token>>);
 }
+
+/// A departure event of the servers that name it by worker or server and version.
+type Versioned = Event<(u32, u32)>;
 
 // ===== The article's server: FIFO, one worker, fixed rate =====
 
 /// Per-server FIFO queues whose front request is in service: FIFO with one worker, for farms
 /// whose rates never change (the departure of a request is scheduled once, when it starts, so
-/// no event is ever stale and `version` is not used).
+/// no event is ever stale: the event names the server alone).
 #[derive(Debug)]
 pub(super) struct OneSlot {
     rates: Vec<f64>,
@@ -87,18 +91,20 @@ impl OneSlot {
 }
 
 impl Servers for OneSlot {
+    type Token = u32;
+
     #[inline(always)]
     fn len(&self, s: usize) -> u32 {
         self.queues[s].len() as u32
     }
 
     #[inline(always)]
-    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Event>) {
+    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Event<u32>>) {
         let q = &mut self.queues[s];
         q.push_back(job);
         if q.len() == 1 {
             let done = t + job.work / self.rates[s];
-            schedule(sim, done, Event::Departure { id: s as u32, version: 0 });
+            schedule(sim, done, Event::Departure(s as u32));
         }
     }
 
@@ -106,21 +112,20 @@ impl Servers for OneSlot {
     fn depart(
         &mut self,
         id: u32,
-        _version: u32,
         t: f64,
-        sim: &mut Simulation<Event>,
+        sim: &mut Simulation<Event<u32>>,
     ) -> Option<(usize, Job)> {
         let s = id as usize;
         let q = &mut self.queues[s];
         let job = q.pop_front().expect("a departure from an empty queue");
         if let Some(next) = q.front() {
             let done = t + next.work / self.rates[s];
-            schedule(sim, done, Event::Departure { id, version: 0 });
+            schedule(sim, done, Event::Departure(id));
         }
         Some((s, job))
     }
 
-    fn set_rate(&mut self, _s: usize, _rate: f64, _t: f64, _sim: &mut Simulation<Event>) {
+    fn set_rate(&mut self, _s: usize, _rate: f64, _t: f64, _sim: &mut Simulation<Event<u32>>) {
         unreachable!("one-slot servers serve only farms whose rates do not change")
     }
 }
@@ -166,24 +171,26 @@ impl FifoWorkers {
 
     /// Worker `w` of server `s` starts `job` at `t`.
     #[inline]
-    fn start(&mut self, s: usize, w: usize, job: Job, t: f64, sim: &mut Simulation<Event>) {
+    fn start(&mut self, s: usize, w: usize, job: Job, t: f64, sim: &mut Simulation<Versioned>) {
         let worker = &mut self.workers[w];
         worker.version = worker.version.wrapping_add(1);
         worker.job = job;
         worker.busy = true;
         worker.done = t + job.work / self.rates[s];
-        schedule(sim, worker.done, Event::Departure { id: w as u32, version: worker.version });
+        schedule(sim, worker.done, Event::Departure((w as u32, worker.version)));
     }
 }
 
 impl Servers for FifoWorkers {
+    type Token = (u32, u32);
+
     #[inline]
     fn len(&self, s: usize) -> u32 {
         self.busy[s] + self.waiting[s].len() as u32
     }
 
     #[inline]
-    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Event>) {
+    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Versioned>) {
         let busy = self.busy[s] as usize;
         if busy < self.c {
             let w = self.idle[s * self.c + self.c - busy - 1] as usize;
@@ -197,10 +204,9 @@ impl Servers for FifoWorkers {
     #[inline]
     fn depart(
         &mut self,
-        id: u32,
-        version: u32,
+        (id, version): (u32, u32),
         t: f64,
-        sim: &mut Simulation<Event>,
+        sim: &mut Simulation<Versioned>,
     ) -> Option<(usize, Job)> {
         let w = id as usize;
         let worker = self.workers[w];
@@ -219,7 +225,7 @@ impl Servers for FifoWorkers {
         Some((s, worker.job))
     }
 
-    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Event>) {
+    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Versioned>) {
         let old = std::mem::replace(&mut self.rates[s], rate);
         if old == rate {
             return;
@@ -230,7 +236,7 @@ impl Servers for FifoWorkers {
                 let remaining = (worker.done - t) * old;
                 worker.done = t + remaining / rate;
                 worker.version = worker.version.wrapping_add(1);
-                let ev = Event::Departure { id: w as u32, version: worker.version };
+                let ev = Event::Departure((w as u32, worker.version));
                 schedule(sim, worker.done, ev);
             }
         }
@@ -317,23 +323,25 @@ impl SharedServers {
 
     /// Replaces `s`'s pending departure by one for its current state.
     #[inline]
-    fn reschedule(&mut self, s: usize, t: f64, sim: &mut Simulation<Event>) {
+    fn reschedule(&mut self, s: usize, t: f64, sim: &mut Simulation<Versioned>) {
         self.version[s] = self.version[s].wrapping_add(1);
         if let Some(Reverse(first)) = self.present[s].peek() {
             let dt = ((first.tag - self.virtual_work[s]) / self.share(s)).max(0.0);
-            schedule(sim, t + dt, Event::Departure { id: s as u32, version: self.version[s] });
+            schedule(sim, t + dt, Event::Departure((s as u32, self.version[s])));
         }
     }
 }
 
 impl Servers for SharedServers {
+    type Token = (u32, u32);
+
     #[inline]
     fn len(&self, s: usize) -> u32 {
         self.present[s].len() as u32
     }
 
     #[inline]
-    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Event>) {
+    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Versioned>) {
         self.advance(s, t);
         self.present[s].push(Reverse(Tagged { tag: self.virtual_work[s] + job.work, job }));
         self.reschedule(s, t, sim);
@@ -342,10 +350,9 @@ impl Servers for SharedServers {
     #[inline]
     fn depart(
         &mut self,
-        id: u32,
-        version: u32,
+        (id, version): (u32, u32),
         t: f64,
-        sim: &mut Simulation<Event>,
+        sim: &mut Simulation<Versioned>,
     ) -> Option<(usize, Job)> {
         let s = id as usize;
         if self.version[s] != version {
@@ -360,7 +367,7 @@ impl Servers for SharedServers {
         Some((s, first.job))
     }
 
-    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Event>) {
+    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Versioned>) {
         if self.rates[s] == rate {
             return;
         }
@@ -392,11 +399,11 @@ mod tests {
                     next += 1;
                 }
                 (_, Some(_)) => {
-                    let Some(Event::Departure { id, version }) = sim.next_event() else {
+                    let Some(Event::Departure(token)) = sim.next_event() else {
                         unreachable!("only departures are scheduled")
                     };
                     let t = sim.now().get();
-                    if let Some((_, job)) = servers.depart(id, version, t, &mut sim) {
+                    if let Some((_, job)) = servers.depart(token, t, &mut sim) {
                         out.push((t, job.index));
                     }
                 }
@@ -446,7 +453,8 @@ mod tests {
             let job = Job { arrival: 0.0, work: 2.0, index: 0, tag: 0 };
             let mut fifo = FifoWorkers::new(&[1.0], 1);
             let mut shared = SharedServers::new(&[1.0], 1);
-            let servers: &mut dyn Servers = if ps { &mut shared } else { &mut fifo };
+            let servers: &mut dyn Servers<Token = (u32, u32)> =
+                if ps { &mut shared } else { &mut fifo };
             servers.arrive(0, job, 0.0, &mut sim);
             sim.schedule(SimTime::new(1.0), Event::Rate(0)).unwrap();
             let mut left = None;
@@ -454,8 +462,8 @@ mod tests {
                 let t = sim.now().get();
                 match ev {
                     Event::Rate(_) => servers.set_rate(0, 0.5, t, &mut sim),
-                    Event::Departure { id, version } => {
-                        if let Some((_, j)) = servers.depart(id, version, t, &mut sim) {
+                    Event::Departure(token) => {
+                        if let Some((_, j)) = servers.depart(token, t, &mut sim) {
                             left = Some((t, j.index));
                         }
                     }
