@@ -232,49 +232,44 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     Replication<'_, P, A, S, I, V, F>
 {
     /// The loop: takes the events in time order (ties in class, then scheduling, order) and
-    /// hands each to its handler until none is left or a guard stops the replication.
+    /// hands each to its handler until none is left or a guard stops the replication. Arrivals
+    /// and departures, nearly every event, are handled in its body; the other kinds go through
+    /// [`Self::rare`], out of line.
     fn run(mut self) -> RepStats {
         while let Some(event) = self.sim.next_event() {
             let now = self.sim.now();
-            let t = now.get();
             let stop = match event {
-                Event::Arrival => self.arrival(t),
                 Event::Departure(token) => {
                     self.departure(token, now);
                     false
                 }
-                Event::Rate(i) => {
-                    self.rate_change(i, t);
-                    false
-                }
-                Event::Release => self.release(),
-                Event::Retry { client } => self.retry(client, now),
-                Event::Post => {
-                    self.post(t);
-                    false
-                }
-                Event::Report => {
-                    self.report(now);
-                    false
-                }
-                Event::Timer => {
-                    self.timer(now);
-                    false
-                }
-                Event::ProbeAt(i) => {
-                    self.probe_at(i, t);
-                    false
-                }
-                Event::ProbeBack(i) => {
-                    self.probe_back(i, now);
-                    false
-                }
+                Event::Arrival => self.arrival(now.get()),
+                other => self.rare(other, now),
             };
             if stop {
                 break;
             }
         }
         self.finish()
+    }
+
+    /// The events other than arrivals and departures, kept out of the loop's body: the article's
+    /// runs have none of them, and the others few.
+    #[inline(never)]
+    fn rare(&mut self, event: Event<V::Token>, now: SimTime) -> bool {
+        let t = now.get();
+        match event {
+            Event::Arrival | Event::Departure(_) => unreachable!("handled in the loop"),
+            Event::Rate(i) => self.rate_change(i, t),
+            Event::Release => return self.release(),
+            Event::Retry { client } => return self.retry(client, now),
+            Event::Post => self.post(t),
+            Event::Report => self.report(now),
+            Event::Timer => self.timer(now),
+            Event::ProbeAt(i) => self.probe_at(i, t),
+            Event::ProbeBack(i) => self.probe_back(i, now),
+        }
+        false
     }
 
     /// The replication's statistics, once the loop is over.
