@@ -1,5 +1,5 @@
-//! What servers tell balancers, and the per-window series: the general loop's support for the
-//! balancers that learn from feedback (gRPC `weighted_round_robin`, Prequal, C3).
+//! What servers tell balancers, and the per-window series: the loop's support for the balancers
+//! that learn from feedback (gRPC `weighted_round_robin`, Prequal, C3).
 //!
 //! - **Responses carry feedback** ([`Response`]): the sojourn, the service time (the request's
 //!   demand over the server's rate when it leaves) and the server's queue length after the request
@@ -19,9 +19,9 @@
 //!   completions times the number of service times a request joining now waits for (its own, and
 //!   with `c` workers, `(rif + 1 - c) / c` more when all are busy).
 //!
-//! The article's loop never sees any of this: a policy that uses it is `TAGGED` and runs the
-//! general loop, which calls into [`Monitor`] only when [`Policy::FEEDBACK`](crate::policy::Policy)
-//! is set (a constant, so other policies pay nothing).
+//! The loop calls into [`Monitor`] only when [`Policy::FEEDBACK`](crate::policy::Policy) is set
+//! (a constant, so other policies pay nothing); a policy that uses it is also `TAGGED`, so that
+//! each response and probe reply names the client it goes back to.
 //!
 //! [`Windows`] is the time series of `lbsim run --series`: per window of simulated time, the
 //! requests dispatched to each server, each server's time-averaged queue, and a histogram of the

@@ -1,9 +1,11 @@
 //! The discrete-event engine: a clock, a time-ordered event queue, and the replication loops.
 //!
 //! [`simulate`] runs one replication of a [`Farm`](crate::model::Farm) under a policy, an
-//! information model and a workload: `replication.rs` holds the loop of the article's farm (one
-//! FIFO worker per server), `general.rs` the loop of any other (slots, processor sharing, rate
-//! changes), and `record.rs` what both measure. This is the one place events are handled.
+//! information model and a workload. `replication.rs` holds the one event loop, built once per
+//! replication from its parts: `event.rs` (the one `Event` and the one `Job`), `servers.rs` (FIFO
+//! with `c` workers, processor sharing, and the article's one-worker FIFO), `parts.rs` (the
+//! admission stage and the series, or nothing), `feedback.rs` (what feedback policies hear) and
+//! `record.rs` (what a replication measures). This is the one place events are handled.
 //!
 //! Events are kept in [`EventQueue`], a 4-ary min-heap keyed by `(time, class, sequence)`.
 //! Equal times pop in class order and then in insertion order, so a run is a deterministic function
@@ -20,11 +22,13 @@
 //!   single sift-down, so the common pop-then-push costs one `log n` pass instead of two;
 //! - the sift-down is bottom-up and branch-free in its choice of child.
 
+mod event;
 mod feedback;
-mod general;
+mod parts;
 mod queue;
 mod record;
 mod replication;
+mod servers;
 mod time;
 
 pub use feedback::{

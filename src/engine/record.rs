@@ -1,8 +1,8 @@
-//! What a replication measures, shared by both event loops ([`super::replication`]'s and
-//! [`super::general`]'s): the warm-up and the halves of the measured window, the sojourn series of
-//! the steady-state verdict, the latency histogram, queue maxima and the time-averaged levels.
-//! Each loop calls the same hooks in the same order, so both add the same floats in the same
-//! order and a replication's statistics do not depend on which loop ran it.
+//! What a replication measures, called by the loop's handlers ([`super::replication`]): the
+//! warm-up and the halves of the measured window, the sojourn series of the steady-state verdict,
+//! the latency histogram, queue maxima and the time-averaged levels. The hooks are called in the
+//! same order whatever servers and parts a replication has, so its statistics do not depend on
+//! them beyond what they simulate.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -1,46 +1,41 @@
 //! One replication: the event loop of a farm under a policy and an information model.
 //!
-//! [`simulate`] picks one of two monomorphised event loops: the article's farm (one FIFO worker
-//! per server, rates fixed) runs the loop below, whose only per-server state is a queue; any
-//! other farm (slots, processor sharing, rate changes) runs the general loop of
-//! [`general`](super::general). Both draw the same streams in the same order, and both record
-//! through [`record`](super::record).
+//! This is the one loop. [`simulate_with`] builds a [`Replication`] from the farm, the workload,
+//! the policy and the run's length, choosing its parts once:
+//!
+//! - the servers ([`Servers`]): [`OneSlot`] for FIFO with one worker and fixed rates (the
+//!   article's farm), [`FifoWorkers`] for FIFO with `c` workers or changing rates,
+//!   [`SharedServers`] for processor sharing;
+//! - the admission stage and the series ([`Parts`]): [`Off`] when the farm has no limiter and no
+//!   series is asked for, [`On`] otherwise;
+//! - feedback, held requests and tags by the policy's constants ([`Policy::FEEDBACK`],
+//!   [`Policy::HOLDS`], [`Policy::TAGGED`]), tested where they apply;
+//! - rate changes by the farm's events, scheduled at the start.
+//!
+//! Each choice is a type, so the loop is compiled once per combination and a part that is off
+//! costs nothing. [`Replication::run`] takes the events in order and hands each to its handler,
+//! one per kind of [`Event`]; every handler records through [`record`](super::record). A new part
+//! plugs in as a field called from the handlers it concerns (and, if it schedules events, an
+//! [`Event`] variant and its handler).
 
 use std::collections::VecDeque;
 
+use super::event::{Event, Job, POST_CLASS, schedule};
+use super::feedback::{Monitor, ProbeReply};
+use super::parts::{Off, On, Parts};
 use super::record::Recorder;
+use super::servers::{FifoWorkers, OneSlot, Servers, SharedServers};
 use super::{SimTime, Simulation};
+use crate::admission::Decision;
 use crate::info::{Board, BoardWithDispatch, InfoModel, Live};
-use crate::model::{Farm, Information, RunLength, SimOptions};
+use crate::model::{Discipline, Farm, Information, RunLength, SimOptions};
 use crate::policy::Policy;
 use crate::rng::SimRng;
 use crate::stats::RepStats;
 use crate::workload::{Demands, Gaps};
 
-#[derive(Debug, Clone, Copy)]
-enum Event {
-    Arrival,
-    Departure(u32),
-    Post,
-}
-
-/// Board posts go after departures at the same instant: a request that leaves exactly when the
-/// board is posted counts as gone.
-pub(crate) const POST_CLASS: u8 = 1;
-
-#[derive(Debug, Clone, Copy)]
-struct Job {
-    arrival: f64,
-    service: f64,
-    /// Arrival index (0 = the first arrival of the run, warm-up included).
-    index: u64,
-}
-
 /// Runs one replication: `arrivals` and `service` draw the gaps and demands from `workload`,
 /// `coins` is the policy's own stream. A trace that ends before `len` asks ends the arrivals.
-///
-/// The article's farm ([`Farm::is_plain`]) runs a loop of its own; every other farm runs the
-/// general loop. Given the same farm, both give the same replication.
 ///
 /// The information model is built here, once, from `opts.info`: [`Live`], [`Board`], or
 /// [`BoardWithDispatch`] for a board with `local` set.
@@ -73,8 +68,8 @@ pub fn simulate<P: Policy, A: Gaps, S: Demands>(
     }
 }
 
-/// Runs one replication under the information model `info`: the article's loop for the article's
-/// farm under a policy without tags, the general loop otherwise.
+/// Runs one replication under the information model `info`, with the servers and parts the farm
+/// and `opts` ask for (see the module's documentation).
 #[allow(clippy::too_many_arguments)]
 pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
     farm: &Farm,
@@ -87,102 +82,455 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
     workload: SimRng,
     coins: SimRng,
 ) -> RepStats {
-    if farm.is_plain() && !P::TAGGED && !P::HOLDS && opts.series.is_none() {
-        simulate_plain(farm, len, opts, policy, info, arrivals, service, workload, coins)
-    } else {
-        super::general::simulate(farm, len, opts, policy, info, arrivals, service, workload, coins)
+    let fixed_rates = farm.events.is_empty();
+    let bare = farm.admission.is_none() && opts.series.is_none();
+    let on = || On::new(farm, opts, &workload);
+    let b = Builder { farm, len, opts, policy, info, arrivals, service };
+    match farm.discipline {
+        Discipline::Fifo if farm.slots == 1 && fixed_rates && bare => {
+            b.build(OneSlot::new(&farm.rates), Off, workload, coins).run()
+        }
+        Discipline::Fifo if farm.slots == 1 && fixed_rates => {
+            let parts = on();
+            b.build(OneSlot::new(&farm.rates), parts, workload, coins).run()
+        }
+        Discipline::Fifo => {
+            let (servers, parts) = (FifoWorkers::new(&farm.rates, farm.slots as usize), on());
+            b.build(servers, parts, workload, coins).run()
+        }
+        Discipline::Ps => {
+            let (servers, parts) = (SharedServers::new(&farm.rates, farm.slots), on());
+            b.build(servers, parts, workload, coins).run()
+        }
     }
 }
 
-/// The loop of the article's farm: per-server FIFO queues whose front request is in service, and
-/// one pending departure per busy server.
-#[allow(clippy::too_many_arguments)]
-fn simulate_plain<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
-    farm: &Farm,
+/// What a replication is made of before its servers and parts are chosen.
+struct Builder<'a, P, A, S, I> {
+    farm: &'a Farm,
     len: RunLength,
     opts: SimOptions,
-    mut policy: P,
-    mut info: I,
-    arrivals: &mut A,
-    service: &S,
-    mut workload: SimRng,
-    mut coins: SimRng,
-) -> RepStats {
-    let n = farm.rates.len();
-    let total = len.warmup + len.requests;
+    policy: P,
+    info: I,
+    arrivals: &'a mut A,
+    service: &'a S,
+}
 
-    let mut rec = Recorder::new(n, len, opts.track_levels);
-    let mut queues: Vec<VecDeque<Job>> = vec![VecDeque::new(); n];
-    let mut sim = Simulation::with_capacity(n + 2);
-    let mut arrived = 0u64;
-
-    // Set once no further arrival is scheduled: board posts stop then too.
-    let mut arrivals_over = true;
-    if let Some(first) = arrivals.next_gap(&mut workload) {
-        sim.schedule(SimTime::new(first), Event::Arrival).expect("future");
-        arrivals_over = false;
+impl<'a, P: Policy, A: Gaps, S: Demands, I: InfoModel> Builder<'a, P, A, S, I> {
+    /// The replication at time 0, its first events scheduled: the rate changes first (one at
+    /// the instant of an arrival applies before it), the first arrival, the first board post,
+    /// and the feedback policies' first report and timer.
+    fn build<V: Servers, F: Parts>(
+        self,
+        servers: V,
+        parts: F,
+        mut workload: SimRng,
+        coins: SimRng,
+    ) -> Replication<'a, P, A, S, I, V, F> {
+        let Builder { farm, len, opts, policy, info, arrivals, service } = self;
+        let n = farm.rates.len();
+        let mut sim = Simulation::with_capacity(n * farm.slots as usize + farm.events.len() + 2);
+        for (i, e) in farm.events.iter().enumerate() {
+            schedule(&mut sim, e.at, Event::Rate(i as u32));
+        }
+        let mut arrivals_over = true;
+        if let Some(first) = arrivals.next_gap(&mut workload) {
+            schedule(&mut sim, first, Event::Arrival);
+            arrivals_over = false;
+        }
+        if let Some(period) = info.post_period() {
+            sim.schedule_class(SimTime::new(period), POST_CLASS, Event::Post).expect("future");
+        }
+        if P::FEEDBACK {
+            if let Some(p) = policy.report_period() {
+                schedule(&mut sim, p, Event::Report);
+            }
+            if let Some(p) = policy.timer_period() {
+                schedule(&mut sim, p, Event::Timer);
+            }
+        }
+        let fb = Feedback {
+            monitor: P::FEEDBACK.then(|| Monitor::new(&farm.rates, farm.slots)),
+            probes: Vec::new(),
+            in_flight: Vec::new(),
+            free: Vec::new(),
+        };
+        Replication {
+            farm,
+            len,
+            queue_guard: opts.queue_guard,
+            policy,
+            info,
+            arrivals,
+            service,
+            workload,
+            coins,
+            servers,
+            parts,
+            n,
+            total: len.warmup + len.requests,
+            rec: Recorder::new(n, len, opts.track_levels),
+            sim,
+            arrived: 0,
+            held: Vec::new(),
+            arrivals_over,
+            fb,
+        }
     }
-    if let Some(period) = info.post_period() {
-        sim.schedule_class(SimTime::new(period), POST_CLASS, Event::Post).expect("future");
+}
+
+/// One replication in progress: the farm and its servers, the policy and what it sees, the
+/// streams, the parts, and the bookkeeping.
+struct Replication<'a, P, A, S, I, V: Servers, F> {
+    farm: &'a Farm,
+    len: RunLength,
+    queue_guard: u32,
+    policy: P,
+    info: I,
+    arrivals: &'a mut A,
+    service: &'a S,
+    workload: SimRng,
+    coins: SimRng,
+    servers: V,
+    parts: F,
+    /// The number of servers.
+    n: usize,
+    /// The arrivals of the run, warm-up included.
+    total: u64,
+    rec: Recorder,
+    sim: Simulation<Event<V::Token>>,
+    /// Requests arrived so far: the index of the next.
+    arrived: u64,
+    /// Requests the policy holds back (`Policy::HOLDS`), per client, in arrival order.
+    held: Vec<VecDeque<Job>>,
+    /// Set once no further arrival is scheduled: board posts, reports and timers stop then too.
+    arrivals_over: bool,
+    fb: Feedback,
+}
+
+/// What the feedback policies keep during a replication (see `feedback.rs`).
+struct Feedback {
+    monitor: Option<Monitor>,
+    /// The servers the policy probes after a dispatch.
+    probes: Vec<usize>,
+    /// The probes in flight ([`Event::ProbeAt`] and [`Event::ProbeBack`] name one), and the
+    /// numbers free for reuse.
+    in_flight: Vec<Probe>,
+    free: Vec<u32>,
+}
+
+/// A probe in flight: sent by client `tag` (the tag of the request it was sent after) to
+/// `server`, and, once there, what it read.
+#[derive(Debug, Clone, Copy)]
+struct Probe {
+    server: u32,
+    tag: u32,
+    read: ProbeReply,
+}
+
+impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
+    Replication<'_, P, A, S, I, V, F>
+{
+    /// The loop: takes the events in time order (ties in class, then scheduling, order) and
+    /// hands each to its handler until none is left or a guard stops the replication. Arrivals
+    /// and departures, nearly every event, are handled in its body; the other kinds go through
+    /// [`Self::rare`], out of line.
+    fn run(mut self) -> RepStats {
+        while let Some(event) = self.sim.next_event() {
+            let now = self.sim.now();
+            let stop = match event {
+                Event::Departure(token) => {
+                    self.departure(token, now);
+                    false
+                }
+                Event::Arrival => self.arrival(now.get()),
+                other => self.rare(other, now),
+            };
+            if stop {
+                break;
+            }
+        }
+        self.finish()
     }
 
-    while let Some(event) = sim.next_event() {
-        rec.stats.events += 1;
-        let now = sim.now();
+    /// The events other than arrivals and departures, kept out of the loop's body: the article's
+    /// runs have none of them, and the others few.
+    #[inline(never)]
+    fn rare(&mut self, event: Event<V::Token>, now: SimTime) -> bool {
         let t = now.get();
         match event {
-            Event::Arrival => {
-                rec.arriving(arrived, t, || {
-                    queues.iter().map(|q| q.len() as u32).max().unwrap_or(0)
-                });
-                let demand = service.demand(&mut workload);
-                // The gap to the next arrival is the stream's next draw; taking it here (the last
-                // arrival's is never used) lets its division overlap with the dispatch.
-                let gap = arrivals.next_gap(&mut workload);
-                let s = policy.pick(info.view(), now, &mut coins);
-                let service = demand / farm.rates[s];
-                let q = &mut queues[s];
-                q.push_back(Job { arrival: t, service, index: arrived });
-                let qlen = q.len() as u32;
-                if qlen == 1 {
-                    sim.schedule(SimTime::new(t + service), Event::Departure(s as u32))
-                        .expect("future");
-                }
-                info.on_dispatch(s);
-                rec.joined(arrived, s, qlen, t);
-                if rec.guard(qlen, opts.queue_guard, t) {
-                    break;
-                }
-                arrived += 1;
-                if let Some(gap) = gap.filter(|_| arrived < total) {
-                    sim.schedule(SimTime::new(t + gap), Event::Arrival).expect("future");
-                } else {
-                    arrivals_over = true;
-                    rec.arrivals_end(t);
-                }
+            Event::Arrival | Event::Departure(_) => unreachable!("handled in the loop"),
+            Event::Rate(i) => self.rate_change(i, t),
+            Event::Release => return self.release(),
+            Event::Retry { client } => return self.retry(client, now),
+            Event::Post => self.post(t),
+            Event::Report => self.report(now),
+            Event::Timer => self.timer(now),
+            Event::ProbeAt(i) => self.probe_at(i, t),
+            Event::ProbeBack(i) => self.probe_back(i, now),
+        }
+        false
+    }
+
+    /// The replication's statistics, once the loop is over.
+    fn finish(self) -> RepStats {
+        let mut stats = self.rec.finish();
+        self.parts.finish(&mut stats, self.sim.now().get());
+        stats
+    }
+
+    // ===== The handlers, one per kind of event =====
+    // Those that return a `bool` return true when a guard stops the replication.
+
+    /// A request arrives: the admission stage admits it (it is sent now), delays it (an
+    /// [`Event::Release`] sends it later) or rejects it; then the next arrival is scheduled,
+    /// unless the run has all its arrivals.
+    #[inline(always)]
+    fn arrival(&mut self, t: f64) -> bool {
+        self.rec.stats.events += 1;
+        let (n, servers) = (self.n, &self.servers);
+        self.rec.arriving(self.arrived, t, || (0..n).map(|s| servers.len(s)).max().unwrap_or(0));
+        let work = self.service.demand(&mut self.workload);
+        // The gap to the next arrival is the stream's next draw; taking it here (the last
+        // arrival's is never used) lets its division overlap with the dispatch.
+        let gap = self.arrivals.next_gap(&mut self.workload);
+        let job = Job { arrival: t, work, index: self.arrived, tag: 0 };
+        let stop = match self.parts.offer(t, self.arrived >= self.len.warmup) {
+            Decision::Admit => self.send(job),
+            Decision::Delay(at) => {
+                self.parts.delay(job);
+                schedule(&mut self.sim, at, Event::Release);
+                false
             }
-            Event::Departure(s) => {
-                let s = s as usize;
-                let q = &mut queues[s];
-                let qlen = q.len() as u32;
-                let job = q.pop_front().expect("a departure from an empty queue");
-                let sojourn = t - job.arrival;
-                rec.departed(job.index, sojourn, qlen, t);
-                policy.on_departure(s, sojourn, now, 0);
-                info.on_departure(s);
-                if let Some(next) = q.front() {
-                    sim.schedule(SimTime::new(t + next.service), Event::Departure(s as u32))
-                        .expect("future");
-                }
-            }
-            Event::Post => {
-                info.on_post(queues.iter().map(|q| q.len() as u32));
-                if !arrivals_over && let Some(period) = info.post_period() {
-                    sim.schedule_class(SimTime::new(t + period), POST_CLASS, Event::Post)
-                        .expect("future");
-                }
+            Decision::Reject => false,
+        };
+        if stop {
+            return true;
+        }
+        self.arrived += 1;
+        if let Some(gap) = gap.filter(|_| self.arrived < self.total) {
+            schedule(&mut self.sim, t + gap, Event::Arrival);
+        } else {
+            self.arrivals_over = true;
+            self.rec.arrivals_end(t);
+        }
+        false
+    }
+
+    /// The departure `token` names, ignored if it is stale.
+    #[inline(always)]
+    fn departure(&mut self, token: V::Token, now: SimTime) {
+        let t = now.get();
+        let Some((s, job)) = self.servers.depart(token, t, &mut self.sim) else {
+            return;
+        };
+        self.rec.stats.events += 1;
+        let sojourn = t - job.arrival;
+        let left = self.servers.len(s);
+        self.rec.departed(job.index, sojourn, left + 1, t);
+        self.policy.on_departure(s, sojourn, now, job.tag);
+        self.info.on_departure(s);
+        let measured = job.index >= self.len.warmup;
+        self.parts.left(s, left, t, &job, sojourn, measured);
+        if P::FEEDBACK
+            && let Some(m) = &mut self.fb.monitor
+        {
+            let response = m.departed(s, job.work, sojourn, left, t);
+            self.policy.on_response(s, &response, now, job.tag);
+        }
+    }
+
+    /// `farm.events[i]` takes effect: its servers take its rate.
+    #[inline(always)]
+    fn rate_change(&mut self, i: u32, t: f64) {
+        self.rec.stats.events += 1;
+        let change = &self.farm.events[i as usize];
+        for s in change.servers.clone() {
+            self.servers.set_rate(s, change.rate, t, &mut self.sim);
+            if let Some(m) = &mut self.fb.monitor {
+                m.set_rate(s, change.rate);
             }
         }
     }
-    rec.finish()
+
+    /// The earliest request the admission stage delayed is sent.
+    #[inline(always)]
+    fn release(&mut self) -> bool {
+        self.rec.stats.events += 1;
+        let job = self.parts.release();
+        self.send(job)
+    }
+
+    /// The policy asks again for `client`'s backlog, sending from its head for as long as it
+    /// picks a server; when it says wait, it is asked again then.
+    #[inline(always)]
+    fn retry(&mut self, client: u32, now: SimTime) -> bool {
+        self.rec.stats.events += 1;
+        let c = client as usize;
+        while let Some(&job) = self.held[c].front() {
+            match self.policy.try_pick(client, self.info.view(), now, &mut self.coins) {
+                Ok(s) => {
+                    self.held[c].pop_front();
+                    if self.dispatch(s, job) {
+                        return true;
+                    }
+                }
+                Err(at) => {
+                    schedule(&mut self.sim, at, Event::Retry { client });
+                    break;
+                }
+            }
+        }
+        false
+    }
+
+    /// The board posts the queue lengths; the next post is scheduled while arrivals go on.
+    #[inline(always)]
+    fn post(&mut self, t: f64) {
+        self.rec.stats.events += 1;
+        let (n, servers) = (self.n, &self.servers);
+        self.info.on_post((0..n).map(|s| servers.len(s)));
+        if !self.arrivals_over
+            && let Some(period) = self.info.post_period()
+        {
+            self.sim
+                .schedule_class(SimTime::new(t + period), POST_CLASS, Event::Post)
+                .expect("future");
+        }
+    }
+
+    // ----- feedback (see `feedback.rs`) -----
+
+    /// The servers send their load reports to the policy.
+    #[inline(always)]
+    fn report(&mut self, now: SimTime) {
+        self.rec.stats.events += 1;
+        let t = now.get();
+        let m = self.fb.monitor.as_mut().expect("reports only with feedback");
+        self.policy.on_reports(&m.reports(t), now);
+        if !self.arrivals_over
+            && let Some(p) = self.policy.report_period()
+        {
+            schedule(&mut self.sim, t + p, Event::Report);
+        }
+    }
+
+    /// The policy's timer fires.
+    #[inline(always)]
+    fn timer(&mut self, now: SimTime) {
+        self.rec.stats.events += 1;
+        self.policy.on_timer(now);
+        if !self.arrivals_over
+            && let Some(p) = self.policy.timer_period()
+        {
+            schedule(&mut self.sim, now.get() + p, Event::Timer);
+        }
+    }
+
+    /// Probe `i` reaches its server, reads it, and heads back.
+    #[inline(always)]
+    fn probe_at(&mut self, i: u32, t: f64) {
+        self.rec.stats.events += 1;
+        let probe = &mut self.fb.in_flight[i as usize];
+        let s = probe.server as usize;
+        let m = self.fb.monitor.as_ref().expect("probes only with feedback");
+        probe.read = m.probe(s, self.servers.len(s));
+        let back = t + self.policy.probe_delay() / 2.0;
+        schedule(&mut self.sim, back, Event::ProbeBack(i));
+    }
+
+    /// Probe `i` is back at its client with what it read at its server.
+    #[inline(always)]
+    fn probe_back(&mut self, i: u32, now: SimTime) {
+        self.rec.stats.events += 1;
+        let Probe { server, tag, read } = self.fb.in_flight[i as usize];
+        self.fb.free.push(i);
+        self.policy.on_probe(server as usize, read, now, tag);
+    }
+
+    // ----- end feedback -----
+
+    // ===== Sending a request =====
+
+    /// Sends an admitted request: the policy picks its server now, or, for a policy that holds
+    /// requests back ([`Policy::HOLDS`]), the request joins its client's backlog if that is not
+    /// empty or the policy says wait (an [`Event::Retry`] asks again then). True when a guard
+    /// stops the replication.
+    #[inline(always)]
+    fn send(&mut self, job: Job) -> bool {
+        let now = self.sim.now();
+        if !P::HOLDS {
+            let s = self.policy.pick(self.info.view(), now, &mut self.coins);
+            return self.dispatch(s, job);
+        }
+        let client = self.policy.assign();
+        let c = client as usize;
+        if self.held.len() <= c {
+            self.held.resize_with(c + 1, VecDeque::new);
+        }
+        if self.held[c].is_empty() {
+            match self.policy.try_pick(client, self.info.view(), now, &mut self.coins) {
+                Ok(s) => return self.dispatch(s, job),
+                Err(at) => schedule(&mut self.sim, at, Event::Retry { client }),
+            }
+        }
+        self.held[c].push_back(job);
+        self.rec.guard_backlog(self.held[c].len(), self.queue_guard, now.get())
+    }
+
+    /// Sends `job` into the farm now, to server `s`; under adaptive throttling a server holding
+    /// `queue_limit` requests or more rejects it (and the client's throttle hears the answer).
+    /// True when the queue guard stops the replication.
+    #[inline(always)]
+    fn dispatch(&mut self, s: usize, mut job: Job) -> bool {
+        let now = self.sim.now();
+        let t = now.get();
+        job.tag = if P::TAGGED { self.policy.tag() } else { 0 };
+        let measured = job.index >= self.len.warmup;
+        if !self.parts.accepts(self.servers.len(s), t, measured) {
+            // The rejection is an immediate response: the sender's policy hears of it as a
+            // request that left at once (what a client sees of a fast error).
+            self.policy.on_departure(s, 0.0, now, job.tag);
+            return false;
+        }
+        self.servers.arrive(s, job, t, &mut self.sim);
+        let qlen = self.servers.len(s);
+        self.info.on_dispatch(s);
+        self.rec.joined(job.index, s, qlen, t);
+        self.parts.joined(s, qlen, t, measured);
+        if P::FEEDBACK {
+            self.feedback_on_dispatch(s, qlen, job.tag, now);
+        }
+        self.rec.guard(qlen, self.queue_guard, t)
+    }
+
+    /// The monitor hears of a dispatch to `s`, which now holds `qlen`; the policy sends its
+    /// probes: each is read at once without a probe delay, or reaches its server later.
+    #[inline]
+    fn feedback_on_dispatch(&mut self, s: usize, qlen: u32, tag: u32, now: SimTime) {
+        let t = now.get();
+        let Some(m) = &mut self.fb.monitor else { return };
+        m.changed(s, qlen, t);
+        self.policy.probes(now, &mut self.coins, &mut self.fb.probes);
+        let half = self.policy.probe_delay() / 2.0;
+        for server in self.fb.probes.drain(..) {
+            if half > 0.0 {
+                let probe =
+                    Probe { server: server as u32, tag, read: ProbeReply { rif: 0, latency: 0.0 } };
+                let i = match self.fb.free.pop() {
+                    Some(i) => {
+                        self.fb.in_flight[i as usize] = probe;
+                        i
+                    }
+                    None => {
+                        self.fb.in_flight.push(probe);
+                        (self.fb.in_flight.len() - 1) as u32
+                    }
+                };
+                schedule(&mut self.sim, t + half, Event::ProbeAt(i));
+            } else {
+                self.policy.on_probe(server, m.probe(server, self.servers.len(server)), now, tag);
+            }
+        }
+    }
 }

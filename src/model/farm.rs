@@ -17,8 +17,7 @@ pub struct Farm {
     pub discipline: Discipline,
     /// Rate changes during the run, in the order given (simultaneous ones apply in that order).
     pub events: Vec<RateChange>,
-    /// A rate limiter in front of the balancer (`[admission]`); the farm then runs the general
-    /// loop.
+    /// A rate limiter in front of the balancer (`[admission]`).
     pub admission: Option<crate::admission::Admission>,
 }
 
@@ -74,7 +73,7 @@ impl Farm {
     }
 
     /// True for the article's farm (one FIFO worker per server, fixed rates, no admission
-    /// stage), which runs its own loop.
+    /// stage).
     pub fn is_plain(&self) -> bool {
         self.slots == 1
             && self.discipline == Discipline::Fifo

@@ -14,7 +14,7 @@
 //!
 //! A [`Farm`] may depart from the article's servers: `slots` workers sharing each server's FIFO
 //! queue (M/M/c), processor sharing ([`Discipline::Ps`]), and rate changes during the run
-//! ([`RateChange`]); the loop that simulates them is `engine/general.rs`.
+//! ([`RateChange`]); the servers that simulate them are in `engine/servers.rs`.
 
 mod clients;
 mod farm;

@@ -78,8 +78,7 @@ pub trait Policy {
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize;
 
     /// True if the policy tags each request it dispatches ([`Self::tag`]) and needs the tag back
-    /// at its departure: the engine then keeps one with every request (the article's loop keeps
-    /// none, so a tagged policy runs the general loop).
+    /// at its departure: the engine then keeps one with every request (0 otherwise).
     const TAGGED: bool = false;
 
     /// The tag of the request just dispatched by [`Self::pick`] (which client sent it); only read
@@ -95,11 +94,11 @@ pub trait Policy {
     #[inline]
     fn on_departure(&mut self, _server: usize, _sojourn: f64, _now: SimTime, _tag: u32) {}
 
-    // ----- feedback, timers and probes (the general loop only; see `engine::feedback`) -----
+    // ----- feedback, timers and probes (see `engine::feedback`) -----
 
-    /// True if the policy reads server feedback, load reports, timers or probes: the general
-    /// loop then calls the hooks below (a policy that sets it sets [`Self::TAGGED`] too, so that
-    /// it runs the general loop).
+    /// True if the policy reads server feedback, load reports, timers or probes: the loop then
+    /// calls the hooks below (a policy that sets it sets [`Self::TAGGED`] too, so that each
+    /// response and probe reply names its client).
     const FEEDBACK: bool = false;
 
     /// The response to a request the policy sent to `server`, with what the server attached;
@@ -137,10 +136,10 @@ pub trait Policy {
     /// pick the probe was sent after (the client that sent it).
     fn on_probe(&mut self, _server: usize, _reply: ProbeReply, _now: SimTime, _tag: u32) {}
 
-    // ----- client-side rate limits (the general loop only) -----
+    // ----- client-side rate limits -----
 
     /// True if the policy may hold a request back at the client (a client-side sending-rate
-    /// limit): the general loop then asks [`Self::assign`] which client sends each arrival and
+    /// limit): the loop then asks [`Self::assign`] which client sends each arrival and
     /// [`Self::try_pick`] for its server, instead of [`Self::pick`], and keeps each client's
     /// requests held back in a FIFO backlog of its own, which a new arrival of that client joins
     /// while it is not empty.

@@ -37,7 +37,7 @@ impl<const D: usize> PnC<D> {
 }
 
 impl<const D: usize> Policy for PnC<D> {
-    #[inline]
+    #[inline(always)]
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         self.0.pick(loads, now, rng)
     }
@@ -55,7 +55,7 @@ impl P2cRepl {
 }
 
 impl Policy for P2cRepl {
-    #[inline]
+    #[inline(always)]
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         self.0.pick(loads, now, rng)
     }

@@ -1,0 +1,72 @@
+//! The one `Event` and the one `Job` of the event loop ([`super::replication`]).
+//!
+//! An event is small: its payload is one `u32` except for a departure, which carries the servers'
+//! token ([`Servers::Token`](super::servers::Servers::Token)). With the article's servers the
+//! token is a server index, so an event is 8 bytes and the queue's entries 24; servers whose
+//! departures may go stale carry `(id, version)`, and their entries are 32 bytes. What a probe
+//! carries is kept beside the queue and the event names it.
+
+use super::{SimTime, Simulation};
+
+/// Something that happens at an instant of a replication.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Event<D> {
+    Arrival,
+    /// A departure, as the servers name it: a server (one slot), or a worker (FIFO with slots) or
+    /// server (PS) and the version under which it was scheduled.
+    Departure(D),
+    /// `farm.events[i]` takes effect.
+    Rate(u32),
+    /// The board posts the queue lengths (in [`POST_CLASS`]).
+    Post,
+    /// The earliest request the admission stage delayed is let through.
+    Release,
+    /// The policy asks again for the request at the head of `client`'s backlog
+    /// ([`Policy::HOLDS`](crate::policy::Policy::HOLDS)).
+    Retry {
+        client: u32,
+    },
+    // ----- feedback (see `feedback.rs`) -----
+    /// The servers send their load reports.
+    Report,
+    /// The policy's timer.
+    Timer,
+    /// The probe in flight number `i` (which names its server and client) reaches its server.
+    ProbeAt(u32),
+    /// The probe in flight number `i` is back at its client with what it read.
+    ProbeBack(u32),
+}
+
+/// Board posts go after departures at the same instant: a request that leaves exactly when the
+/// board is posted counts as gone.
+pub(super) const POST_CLASS: u8 = 1;
+
+/// A request.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Job {
+    pub(super) arrival: f64,
+    /// Demand: service time at rate 1.
+    pub(super) work: f64,
+    /// Arrival index (0 = the first arrival of the run, warm-up included).
+    pub(super) index: u64,
+    /// The policy's tag ([`Policy::tag`](crate::policy::Policy::tag)): which client sent it.
+    pub(super) tag: u32,
+}
+
+/// Schedules `ev` at `at` (class 0), which is not in the past.
+#[inline]
+pub(super) fn schedule<D: Copy>(sim: &mut Simulation<Event<D>>, at: f64, ev: Event<D>) {
+    sim.schedule(SimTime::new(at), ev).expect("future");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_eight_bytes_with_a_server_index() {
+        // The queue moves entries of (time, tie, event): 24 bytes with an 8-byte event.
+        assert_eq!(std::mem::size_of::<Event<u32>>(), 8);
+        assert_eq!(std::mem::size_of::<Event<(u32, u32)>>(), 12);
+    }
+}

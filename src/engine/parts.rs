@@ -1,0 +1,155 @@
+//! The parts of the loop that a replication may leave out: the admission stage (a limiter in
+//! front of the farm) and the series of `--series`. The loop ([`super::replication`]) calls them
+//! at fixed points through [`Parts`]; [`Off`] implements every call as nothing, so a replication
+//! without them is compiled without them, and [`On`] does the work when either is asked for.
+//!
+//! The other optional parts are chosen by the policy's constants and cost nothing when off:
+//! feedback ([`Policy::FEEDBACK`](crate::policy::Policy::FEEDBACK): the monitor, reports,
+//! probes, the timer), held requests ([`Policy::HOLDS`](crate::policy::Policy::HOLDS)) and tags
+//! ([`Policy::TAGGED`](crate::policy::Policy::TAGGED)). Rate changes are events: a farm without
+//! them schedules none.
+
+use std::collections::VecDeque;
+
+use super::event::Job;
+use super::feedback::WindowRecorder;
+use crate::admission::{Decision, Gate};
+use crate::model::{Farm, SimOptions};
+use crate::rng::{SimRng, StreamKey};
+use crate::stats::RepStats;
+
+/// The admission stage and the series, as the loop sees them. `measured` says whether the
+/// request is past the warm-up.
+pub(super) trait Parts {
+    /// The admission stage's decision on a request arriving at `t`.
+    fn offer(&mut self, t: f64, measured: bool) -> Decision;
+    /// Keeps a request the admission stage delayed.
+    fn delay(&mut self, job: Job);
+    /// The earliest delayed request, now let through.
+    fn release(&mut self) -> Job;
+    /// A request is sent to a server holding `qlen` requests: false when that server rejects it
+    /// (adaptive throttling's backend limit).
+    fn accepts(&mut self, qlen: u32, t: f64, measured: bool) -> bool;
+    /// A request joined server `s`, which now holds `qlen`.
+    fn joined(&mut self, s: usize, qlen: u32, t: f64, measured: bool);
+    /// `job` left server `s` after `sojourn`, leaving `qlen`.
+    fn left(&mut self, s: usize, qlen: u32, t: f64, job: &Job, sojourn: f64, measured: bool);
+    /// Adds what the parts measured to `stats`; the replication ended at `end`.
+    fn finish(self, stats: &mut RepStats, end: f64);
+}
+
+/// Neither an admission stage nor series.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Off;
+
+impl Parts for Off {
+    #[inline(always)]
+    fn offer(&mut self, _: f64, _: bool) -> Decision {
+        Decision::Admit
+    }
+
+    #[inline(always)]
+    fn delay(&mut self, _: Job) {
+        unreachable!("nothing is delayed without an admission stage")
+    }
+
+    #[inline(always)]
+    fn release(&mut self) -> Job {
+        unreachable!("nothing is released without an admission stage")
+    }
+
+    #[inline(always)]
+    fn accepts(&mut self, _: u32, _: f64, _: bool) -> bool {
+        true
+    }
+
+    #[inline(always)]
+    fn joined(&mut self, _: usize, _: u32, _: f64, _: bool) {}
+
+    #[inline(always)]
+    fn left(&mut self, _: usize, _: u32, _: f64, _: &Job, _: f64, _: bool) {}
+
+    #[inline(always)]
+    fn finish(self, _: &mut RepStats, _: f64) {}
+}
+
+/// The farm's admission stage, if it has one, and the series, if asked for.
+pub(super) struct On {
+    gate: Option<Gate>,
+    /// Requests the admission stage delayed, in the order they are let through.
+    delayed: VecDeque<Job>,
+    windows: Option<WindowRecorder>,
+}
+
+impl On {
+    /// The parts of `farm` under `opts`. The admission stage draws from its own stream, seeded
+    /// from a copy of the workload stream (which it leaves where it was): policies still see the
+    /// same requests.
+    pub(super) fn new(farm: &Farm, opts: SimOptions, workload: &SimRng) -> Self {
+        let gate = farm.admission.map(|adm| {
+            use rand::Rng;
+            Gate::new(&adm, StreamKey::new(workload.clone().next_u64(), "admission").rng())
+        });
+        let windows = opts.series.map(|width| WindowRecorder::new(farm.rates.len(), width));
+        On { gate, delayed: VecDeque::new(), windows }
+    }
+}
+
+impl Parts for On {
+    #[inline]
+    fn offer(&mut self, t: f64, measured: bool) -> Decision {
+        match &mut self.gate {
+            None => Decision::Admit,
+            Some(g) => g.offer(t, measured),
+        }
+    }
+
+    fn delay(&mut self, job: Job) {
+        self.delayed.push_back(job);
+    }
+
+    fn release(&mut self) -> Job {
+        self.delayed.pop_front().expect("a release without a delayed request")
+    }
+
+    #[inline]
+    fn accepts(&mut self, qlen: u32, t: f64, measured: bool) -> bool {
+        let Some(g) = &mut self.gate else { return true };
+        if let Some(limit) = g.queue_limit {
+            let accepted = qlen < limit;
+            g.backend(t, accepted, measured);
+            if !accepted {
+                return false;
+            }
+        }
+        g.admitted(t, measured);
+        true
+    }
+
+    #[inline]
+    fn joined(&mut self, s: usize, qlen: u32, t: f64, measured: bool) {
+        if let Some(w) = &mut self.windows {
+            w.changed(s, qlen, t);
+            if measured {
+                w.dispatched(s, t);
+            }
+        }
+    }
+
+    #[inline]
+    fn left(&mut self, s: usize, qlen: u32, t: f64, job: &Job, sojourn: f64, measured: bool) {
+        if let Some(w) = &mut self.windows {
+            w.changed(s, qlen, t);
+            if measured {
+                w.departed(job.arrival, sojourn);
+            }
+        }
+    }
+
+    fn finish(self, stats: &mut RepStats, end: f64) {
+        if let Some(g) = self.gate {
+            stats.admission = g.stats;
+        }
+        stats.windows = self.windows.map(|w| w.finish(end));
+    }
+}

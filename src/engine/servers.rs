@@ -1,0 +1,476 @@
+//! The servers: who is in service, and when they leave. One implementation of [`Servers`] per
+//! kind, chosen once per replication ([`super::replication`]).
+//!
+//! What is modelled, per server `s` of rate `r_s` (the rate of each of its workers) with `c`
+//! workers (`slots`):
+//!
+//! - **FIFO with `c` workers.** The server's requests form one FIFO queue; the `c` earliest
+//!   present are in service, each at rate `r_s`, the others wait. Under `random` each server is
+//!   an M/M/c queue, whose mean sojourn is given by Erlang's C formula (A. K. Erlang 1917; see
+//!   Kleinrock, *Queueing Systems* vol. 1, §3.5, or [`mmn_mean`](crate::theory::mmn_mean)).
+//!   With `c = 1` this is the article's server.
+//! - **Processor sharing.** All `k` requests present are in service at once, each receiving work
+//!   at `r_s * min(1, c / k)`: `c` processors shared equally, none idle while `c` or more
+//!   requests are present (`c = 1` is Kleinrock's processor sharing, vol. 1 §4.8 and vol. 2
+//!   §4.4; its M/G/1 mean sojourn `E[S] / (1 - rho)` does not depend on the service
+//!   distribution beyond its mean).
+//! - **Rate changes** ([`RateChange`](crate::model::RateChange)): at time `t` a group's servers take a
+//!   new rate, which applies from then on to the work remaining at each of them, the requests in
+//!   service included: a request in service with departure `d` under rate `r` has `(d - t) r` of
+//!   work left, which now takes `(d - t) r / r'`.
+//! - **The article's server** is FIFO with one worker. With fixed rates it is served by
+//!   [`OneSlot`]: a queue per server whose front request is in service, and one pending
+//!   departure per busy server; with rate changes, by [`FifoWorkers`] with `c = 1`. Both give
+//!   the same departures at the same instants.
+//!
+//! Queue length, as policies and statistics see it, is the number of requests at the server,
+//! waiting and in service.
+//!
+//! # Bookkeeping
+//!
+//! FIFO keeps, per server, a queue of the requests waiting and an array of its `c` workers, with
+//! a stack of the idle ones: an arrival takes an idle worker in `O(1)` or joins the queue; the
+//! departure event names its worker (`Departure((worker, version))`), so the request that leaves is
+//! found in `O(1)`, and the worker takes the next waiting request.
+//!
+//! Processor sharing keeps, per server, its *virtual work* `V`: the work each request present has
+//! received since the server was last empty (it grows at the per-request rate
+//! `r_s min(1, c/k)`). A request arriving when `V = v` with demand `w` leaves when `V` reaches
+//! its tag `v + w`, so the requests present are a min-heap of tags and the next departure is
+//! `(min tag - V) / (r_s min(1, c/k))` away. Each server has one pending departure event,
+//! rescheduled on every arrival, departure and rate change there.
+//!
+//! Rescheduling leaves the old event in the queue. Each worker (FIFO) or server (PS) carries a
+//! version, bumped whenever its departure is rescheduled; the event carries the version it was
+//! scheduled under and is ignored when it no longer matches (a lazy deletion).
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+
+use super::Simulation;
+use super::event::{Event, Job, schedule};
+
+/// The servers of one discipline: who is in service, and when they leave.
+pub(super) trait Servers {
+    /// What a departure event carries to name the departure.
+    type Token: Copy + std::fmt::Debug;
+    /// Requests at server `s`, waiting and in service.
+    fn len(&self, s: usize) -> u32;
+    /// `job` joins server `s` at `t`.
+    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Event<Self::Token>>);
+    /// The departure event `token` at `t`: the server and the request that leaves, or `None` for
+    /// a stale event.
+    fn depart(
+        &mut self,
+        token: Self::Token,
+        t: f64,
+        sim: &mut Simulation<Event<Self::Token>>,
+    ) -> Option<(usize, Job)>;
+    /// Server `s` works at `rate` from `t` on.
+    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Event<Self::Token>>);
+}
+
+/// A departure event of the servers that name it by worker or server and version.
+type Versioned = Event<(u32, u32)>;
+
+// ===== The article's server: FIFO, one worker, fixed rate =====
+
+/// Per-server FIFO queues whose front request is in service: FIFO with one worker, for farms
+/// whose rates never change (the departure of a request is scheduled once, when it starts, so
+/// no event is ever stale: the event names the server alone).
+#[derive(Debug)]
+pub(super) struct OneSlot {
+    rates: Vec<f64>,
+    queues: Vec<VecDeque<Job>>,
+}
+
+impl OneSlot {
+    pub(super) fn new(rates: &[f64]) -> Self {
+        OneSlot { rates: rates.to_vec(), queues: vec![VecDeque::new(); rates.len()] }
+    }
+}
+
+impl Servers for OneSlot {
+    type Token = u32;
+
+    #[inline(always)]
+    fn len(&self, s: usize) -> u32 {
+        self.queues[s].len() as u32
+    }
+
+    #[inline(always)]
+    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Event<u32>>) {
+        let q = &mut self.queues[s];
+        q.push_back(job);
+        if q.len() == 1 {
+            let done = t + job.work / self.rates[s];
+            schedule(sim, done, Event::Departure(s as u32));
+        }
+    }
+
+    #[inline(always)]
+    fn depart(
+        &mut self,
+        id: u32,
+        t: f64,
+        sim: &mut Simulation<Event<u32>>,
+    ) -> Option<(usize, Job)> {
+        let s = id as usize;
+        let q = &mut self.queues[s];
+        let job = q.pop_front().expect("a departure from an empty queue");
+        if let Some(next) = q.front() {
+            let done = t + next.work / self.rates[s];
+            schedule(sim, done, Event::Departure(id));
+        }
+        Some((s, job))
+    }
+
+    fn set_rate(&mut self, _s: usize, _rate: f64, _t: f64, _sim: &mut Simulation<Event<u32>>) {
+        unreachable!("one-slot servers serve only farms whose rates do not change")
+    }
+}
+
+// ===== FIFO with c workers =====
+
+#[derive(Debug, Clone, Copy)]
+struct Worker {
+    job: Job,
+    /// When `job` leaves at the current rate.
+    done: f64,
+    version: u32,
+    busy: bool,
+}
+
+/// Per-server FIFO queues, each served by `c` workers.
+#[derive(Debug)]
+pub(super) struct FifoWorkers {
+    c: usize,
+    rates: Vec<f64>,
+    waiting: Vec<VecDeque<Job>>,
+    /// Busy workers per server.
+    busy: Vec<u32>,
+    /// Worker `s * c + j` is server `s`'s `j`-th.
+    workers: Vec<Worker>,
+    /// `idle[s * c..s * c + c - busy[s]]`: server `s`'s idle workers (a stack).
+    idle: Vec<u32>,
+}
+
+impl FifoWorkers {
+    pub(super) fn new(rates: &[f64], c: usize) -> Self {
+        let n = rates.len();
+        let none = Job { arrival: 0.0, work: 0.0, index: 0, tag: 0 };
+        FifoWorkers {
+            c,
+            rates: rates.to_vec(),
+            waiting: vec![VecDeque::new(); n],
+            busy: vec![0; n],
+            workers: vec![Worker { job: none, done: 0.0, version: 0, busy: false }; n * c],
+            idle: (0..(n * c) as u32).collect(),
+        }
+    }
+
+    /// Worker `w` of server `s` starts `job` at `t`.
+    #[inline]
+    fn start(&mut self, s: usize, w: usize, job: Job, t: f64, sim: &mut Simulation<Versioned>) {
+        let worker = &mut self.workers[w];
+        worker.version = worker.version.wrapping_add(1);
+        worker.job = job;
+        worker.busy = true;
+        worker.done = t + job.work / self.rates[s];
+        schedule(sim, worker.done, Event::Departure((w as u32, worker.version)));
+    }
+}
+
+impl Servers for FifoWorkers {
+    type Token = (u32, u32);
+
+    #[inline]
+    fn len(&self, s: usize) -> u32 {
+        self.busy[s] + self.waiting[s].len() as u32
+    }
+
+    #[inline]
+    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Versioned>) {
+        let busy = self.busy[s] as usize;
+        if busy < self.c {
+            let w = self.idle[s * self.c + self.c - busy - 1] as usize;
+            self.busy[s] += 1;
+            self.start(s, w, job, t, sim);
+        } else {
+            self.waiting[s].push_back(job);
+        }
+    }
+
+    #[inline]
+    fn depart(
+        &mut self,
+        (id, version): (u32, u32),
+        t: f64,
+        sim: &mut Simulation<Versioned>,
+    ) -> Option<(usize, Job)> {
+        let w = id as usize;
+        let worker = self.workers[w];
+        if !worker.busy || worker.version != version {
+            return None;
+        }
+        let s = w / self.c;
+        if let Some(next) = self.waiting[s].pop_front() {
+            self.start(s, w, next, t, sim);
+        } else {
+            self.workers[w].busy = false;
+            let busy = self.busy[s] as usize;
+            self.idle[s * self.c + self.c - busy] = id;
+            self.busy[s] -= 1;
+        }
+        Some((s, worker.job))
+    }
+
+    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Versioned>) {
+        let old = std::mem::replace(&mut self.rates[s], rate);
+        if old == rate {
+            return;
+        }
+        for w in s * self.c..(s + 1) * self.c {
+            let worker = &mut self.workers[w];
+            if worker.busy {
+                let remaining = (worker.done - t) * old;
+                worker.done = t + remaining / rate;
+                worker.version = worker.version.wrapping_add(1);
+                let ev = Event::Departure((w as u32, worker.version));
+                schedule(sim, worker.done, ev);
+            }
+        }
+    }
+}
+
+// ===== Processor sharing =====
+
+/// A request at a PS server and the virtual work at which it leaves.
+#[derive(Debug, Clone, Copy)]
+struct Tagged {
+    tag: f64,
+    job: Job,
+}
+
+impl Tagged {
+    /// Tags are non-negative, so their bits order like them; the arrival index breaks ties.
+    fn key(&self) -> (u64, u64) {
+        (self.tag.to_bits(), self.job.index)
+    }
+}
+
+impl PartialEq for Tagged {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Tagged {}
+
+impl PartialOrd for Tagged {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Tagged {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+/// Processor-sharing servers with `c` processors each.
+#[derive(Debug)]
+pub(super) struct SharedServers {
+    c: f64,
+    rates: Vec<f64>,
+    /// Work each request present has received since the server was last empty.
+    virtual_work: Vec<f64>,
+    /// When `virtual_work` was last brought up to date.
+    since: Vec<f64>,
+    present: Vec<BinaryHeap<Reverse<Tagged>>>,
+    version: Vec<u32>,
+}
+
+impl SharedServers {
+    pub(super) fn new(rates: &[f64], c: u32) -> Self {
+        let n = rates.len();
+        SharedServers {
+            c: f64::from(c),
+            rates: rates.to_vec(),
+            virtual_work: vec![0.0; n],
+            since: vec![0.0; n],
+            present: vec![BinaryHeap::new(); n],
+            version: vec![0; n],
+        }
+    }
+
+    /// The rate at which each request present at `s` receives work (`s` not empty).
+    #[inline]
+    fn share(&self, s: usize) -> f64 {
+        let k = self.present[s].len() as f64;
+        self.rates[s] * (self.c / k).min(1.0)
+    }
+
+    /// Brings `s`'s virtual work up to `t`.
+    #[inline]
+    fn advance(&mut self, s: usize, t: f64) {
+        if !self.present[s].is_empty() {
+            self.virtual_work[s] += (t - self.since[s]) * self.share(s);
+        }
+        self.since[s] = t;
+    }
+
+    /// Replaces `s`'s pending departure by one for its current state.
+    #[inline]
+    fn reschedule(&mut self, s: usize, t: f64, sim: &mut Simulation<Versioned>) {
+        self.version[s] = self.version[s].wrapping_add(1);
+        if let Some(Reverse(first)) = self.present[s].peek() {
+            let dt = ((first.tag - self.virtual_work[s]) / self.share(s)).max(0.0);
+            schedule(sim, t + dt, Event::Departure((s as u32, self.version[s])));
+        }
+    }
+}
+
+impl Servers for SharedServers {
+    type Token = (u32, u32);
+
+    #[inline]
+    fn len(&self, s: usize) -> u32 {
+        self.present[s].len() as u32
+    }
+
+    #[inline]
+    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Versioned>) {
+        self.advance(s, t);
+        self.present[s].push(Reverse(Tagged { tag: self.virtual_work[s] + job.work, job }));
+        self.reschedule(s, t, sim);
+    }
+
+    #[inline]
+    fn depart(
+        &mut self,
+        (id, version): (u32, u32),
+        t: f64,
+        sim: &mut Simulation<Versioned>,
+    ) -> Option<(usize, Job)> {
+        let s = id as usize;
+        if self.version[s] != version {
+            return None;
+        }
+        let Reverse(first) = self.present[s].pop().expect("a departure from an empty server");
+        // The event fires when the virtual work reaches the tag: take the tag itself, so that
+        // rounding does not accumulate.
+        self.virtual_work[s] = if self.present[s].is_empty() { 0.0 } else { first.tag };
+        self.since[s] = t;
+        self.reschedule(s, t, sim);
+        Some((s, first.job))
+    }
+
+    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Versioned>) {
+        if self.rates[s] == rate {
+            return;
+        }
+        self.advance(s, t);
+        self.rates[s] = rate;
+        self.reschedule(s, t, sim);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SimTime;
+
+    /// Runs the servers through `arrivals` (time, server, work; in time order) and returns the
+    /// departures (time, arrival index) in order.
+    fn trace<V: Servers>(mut servers: V, arrivals: &[(f64, usize, f64)]) -> Vec<(f64, u64)> {
+        let mut sim = Simulation::new();
+        let mut out = Vec::new();
+        let mut next = 0;
+        loop {
+            // The earliest pending departure, peeked on a copy.
+            let mut probe = sim.clone();
+            let departure = probe.next_event().map(|_| probe.now().get());
+            match (arrivals.get(next), departure) {
+                (Some(&(t, s, work)), d) if d.is_none_or(|d| t < d) => {
+                    let job = Job { arrival: t, work, index: next as u64, tag: 0 };
+                    servers.arrive(s, job, t, &mut sim);
+                    next += 1;
+                }
+                (_, Some(_)) => {
+                    let Some(Event::Departure(token)) = sim.next_event() else {
+                        unreachable!("only departures are scheduled")
+                    };
+                    let t = sim.now().get();
+                    if let Some((_, job)) = servers.depart(token, t, &mut sim) {
+                        out.push((t, job.index));
+                    }
+                }
+                _ => return out,
+            }
+        }
+    }
+
+    #[test]
+    fn two_workers_serve_the_two_earliest_and_either_may_leave_first() {
+        // Server 0 with two workers: jobs of work 5, 1, 1 at t = 0, 0.5, 0.6. The first two start
+        // at once; the second leaves at 1.5 and the third takes its worker, leaving at 2.5; the
+        // first leaves at 5.
+        let out =
+            trace(FifoWorkers::new(&[1.0], 2), &[(0.0, 0, 5.0), (0.5, 0, 1.0), (0.6, 0, 1.0)]);
+        assert_eq!(out, [(1.5, 1), (2.5, 2), (5.0, 0)]);
+    }
+
+    #[test]
+    fn one_slot_is_fifo_with_one_worker() {
+        // Server 0 (rate 1): work 2 and 1 at t = 0 and 0.5 leave at 2 and 3. Server 1 (rate
+        // 0.5): work 1 at t = 1 leaves at 3 too, and first: its departure was scheduled at 1,
+        // that of server 0's second request at 2.
+        let arrivals = [(0.0, 0, 2.0), (0.5, 0, 1.0), (1.0, 1, 1.0)];
+        let expected = [(2.0, 0), (3.0, 2), (3.0, 1)];
+        assert_eq!(trace(OneSlot::new(&[1.0, 0.5]), &arrivals), expected);
+        assert_eq!(trace(FifoWorkers::new(&[1.0, 0.5], 1), &arrivals), expected);
+    }
+
+    #[test]
+    fn processor_sharing_splits_the_rate_among_those_present() {
+        // One processor: work 2 at t = 0 alone until 1 (1 done), then shared with work 0.5 from
+        // t = 1: each gets 1/2, so the second leaves at 2 and the first, with 0.5 left, at 2.5.
+        let out = trace(SharedServers::new(&[1.0], 1), &[(0.0, 0, 2.0), (1.0, 0, 0.5)]);
+        assert_eq!(out, [(2.0, 1), (2.5, 0)]);
+        // Two processors: two requests present each get a full processor.
+        let out = trace(SharedServers::new(&[1.0], 2), &[(0.0, 0, 2.0), (1.0, 0, 0.5)]);
+        assert_eq!(out, [(1.5, 1), (2.0, 0)]);
+    }
+
+    #[test]
+    fn a_rate_change_applies_to_the_request_in_service() {
+        // Work 2 from t = 0 at rate 1; at t = 1 the rate halves: 1 left takes 2 more, so it
+        // leaves at 3 (the departure scheduled for 2 is stale).
+        for ps in [false, true] {
+            let mut sim = Simulation::new();
+            let job = Job { arrival: 0.0, work: 2.0, index: 0, tag: 0 };
+            let mut fifo = FifoWorkers::new(&[1.0], 1);
+            let mut shared = SharedServers::new(&[1.0], 1);
+            let servers: &mut dyn Servers<Token = (u32, u32)> =
+                if ps { &mut shared } else { &mut fifo };
+            servers.arrive(0, job, 0.0, &mut sim);
+            sim.schedule(SimTime::new(1.0), Event::Rate(0)).unwrap();
+            let mut left = None;
+            while let Some(ev) = sim.next_event() {
+                let t = sim.now().get();
+                match ev {
+                    Event::Rate(_) => servers.set_rate(0, 0.5, t, &mut sim),
+                    Event::Departure(token) => {
+                        if let Some((_, j)) = servers.depart(token, t, &mut sim) {
+                            left = Some((t, j.index));
+                        }
+                    }
+                    _ => unreachable!(),
+                }
+            }
+            assert_eq!(left, Some((3.0, 0)), "ps = {ps}");
+        }
+    }
+}
