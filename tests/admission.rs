@@ -215,8 +215,8 @@ fn one_instance_is_the_plain_limiter_in_the_gate() {
     }
 }
 
-/// A farm that runs the general loop without anything that changes its numbers: a rate change
-/// to the same rate, long after the run.
+/// A farm on servers whose rates can change, without anything that changes its numbers: a rate
+/// change to the same rate, long after the run.
 fn general_farm() -> Farm {
     let late = RateChange { at: 1e12, servers: 0..20, rate: 1.0 };
     Farm { events: vec![late], ..Farm::homogeneous(20, 0.9) }

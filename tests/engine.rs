@@ -1,7 +1,7 @@
 //! Farms beyond the article's: several workers per server, processor sharing, and rate changes
-//! during the run, checked against closed forms and against the article's loop. Fixed seeds make
-//! every test deterministic; each tolerance is derived from the run length in the comment beside
-//! it, at about five standard deviations.
+//! during the run, checked against closed forms and against the article's one-slot servers. Fixed
+//! seeds make every test deterministic; each tolerance is derived from the run length in the
+//! comment beside it, at about five standard deviations.
 
 use std::path::Path;
 
@@ -163,8 +163,9 @@ fn assert_same(a: &RepStats, b: &RepStats) {
 #[test]
 fn a_rate_change_at_time_zero_is_the_farm_with_that_rate() {
     // Same streams, same arrivals: slowing rate-1 servers to 0.5 at time 0 (before the first
-    // arrival) is, bit for bit, a farm of rate-0.5 servers. The first runs the general loop, the
-    // second the article's; both compute a departure as start + demand / rate. Under a board too.
+    // arrival) is, bit for bit, a farm of rate-0.5 servers. The first runs on servers whose rates
+    // can change, the second on the article's one-slot servers; both compute a departure as
+    // start + demand / rate. Under a board too.
     for info in [Information::Live, Information::Board { period: 1.0, local: false }] {
         let slowed = Farm { events: vec![all(0.0, 0.5)], ..Farm::homogeneous(50, 0.4) };
         let half = Farm::new(vec![0.5; 50], 0.8);
@@ -174,7 +175,7 @@ fn a_rate_change_at_time_zero_is_the_farm_with_that_rate() {
         // The rate change is one more event.
         assert_eq!(a.events, b.events + 1);
     }
-    // And the general loop with a change that changes nothing is the article's loop.
+    // And servers whose rates can change, given a change that changes nothing, are the article's.
     let same = Farm { events: vec![all(0.0, 1.0)], ..Farm::homogeneous(50, 0.9) };
     let plain = Farm::homogeneous(50, 0.9);
     assert_same(
@@ -184,9 +185,9 @@ fn a_rate_change_at_time_zero_is_the_farm_with_that_rate() {
 }
 
 #[test]
-fn one_slot_fifo_through_the_general_loop_is_the_article_s_loop() {
-    // An event far beyond the run leaves every request alone: the general loop then gives the
-    // article's replication exactly.
+fn one_slot_fifo_on_servers_whose_rates_can_change_is_the_article_s_farm() {
+    // An event far beyond the run leaves every request alone: servers whose rates can change then
+    // give the article's replication exactly.
     let late = Farm { events: vec![all(1e9, 0.5)], ..Farm::homogeneous(50, 0.9) };
     let plain = Farm::homogeneous(50, 0.9);
     let info = Information::Board { period: 0.5, local: true };

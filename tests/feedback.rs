@@ -94,7 +94,7 @@ fn wrr_orca_without_reports_is_round_robin() {
 fn series_windows_add_up_to_the_run() {
     // Every measured request is dispatched in exactly one window and arrives in exactly one, so
     // the windows' counts add up to the replication's own, exactly, with and without rate
-    // changes and for a policy of the general loop as for one of the article's.
+    // changes and for a feedback policy as for the article's.
     let events = vec![RateChange { at: 300.0, servers: 0..3, rate: 0.2 }];
     for policy in [PolicyKind::PnC(2), PolicyKind::Random, PolicyKind::WrrOrca] {
         for events in [Vec::new(), events.clone()] {
