@@ -28,37 +28,8 @@
 //! sojourns of the requests that arrived in it. Only measured requests (after the warm-up) count,
 //! so the per-window counts add up to the run's totals.
 
+pub use crate::signal::{ProbeReply, Report, Response};
 pub use crate::stats::Windows;
-
-/// What a response tells its sender beyond its own sojourn.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Response {
-    /// Time from dispatch to response.
-    pub sojourn: f64,
-    /// Service time: the request's demand over the server's rate at its departure.
-    pub service: f64,
-    /// Requests left at the server (waiting and in service) after it.
-    pub queue: u32,
-}
-
-/// One server's load report over the last report period.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Report {
-    /// Completions per unit time.
-    pub qps: f64,
-    /// Time-averaged fraction of busy workers.
-    pub utilization: f64,
-}
-
-/// What a probe reads at its server.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ProbeReply {
-    /// Requests in flight at the server (waiting and in service).
-    pub rif: u32,
-    /// The server's estimate of the latency of a request joining it now (see the module
-    /// documentation; the median service time is 1 until it has completed any).
-    pub latency: f64,
-}
 
 /// Completions a server remembers for its latency estimate.
 pub const RECENT: usize = 16;

@@ -29,15 +29,14 @@ mod queue;
 mod record;
 mod replication;
 mod servers;
-mod time;
 
+pub use crate::time::SimTime;
 pub use feedback::{
     BUCKETS, ProbeReply, Report, Response, Windows, bucket, bucket_quantile, bucket_upper,
 };
 pub use queue::EventQueue;
 pub use record::{ARRIVALS, ARRIVALS_CHUNK};
 pub use replication::{simulate, simulate_with};
-pub use time::SimTime;
 
 /// Scheduling an event before the current time.
 #[derive(Debug, Clone, Copy, PartialEq)]

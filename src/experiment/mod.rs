@@ -676,8 +676,8 @@ spread over replications, or batch means of its series for one replication) excl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::SimTime;
     use crate::model::LoadTable;
+    use crate::time::SimTime;
     use rand::SeedableRng;
 
     #[test]

@@ -1,6 +1,6 @@
 //! What a replication simulates: the farm (rates, slots, discipline, rate changes), what the
-//! policy sees, and how long it runs. The event loops that simulate it are in
-//! [`engine`](crate::engine).
+//! policy sees, and how long it runs. The event loop that simulates it is the engine's, a layer
+//! above this one.
 
 use std::ops::Range;
 

@@ -9,7 +9,7 @@
 //!   more arrivals are generated and the farm drains. Time averages cover the window from the first
 //!   to the last measured arrival.
 //!
-//! [`engine::simulate`](crate::engine::simulate) runs one replication of it and returns its
+//! The engine's `simulate` (a layer above) runs one replication of it and returns its
 //! [`RepStats`](crate::stats::RepStats).
 //!
 //! A [`Farm`] may depart from the article's servers: `slots` workers sharing each server's FIFO

@@ -27,9 +27,9 @@
 
 use super::Policy;
 use super::p2c::lower;
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 use rand::RngExt;
 
 /// Ranges closer than this are not told apart (`Ring.epsilon`).

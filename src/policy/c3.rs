@@ -58,9 +58,9 @@
 use super::ewma::blend;
 use super::{Policy, Response, uniform};
 use crate::admission::TokenBucket;
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// The weight of a new sample in C3's moving averages.
 pub const C3_ALPHA: f64 = 0.9;

@@ -35,9 +35,9 @@
 //! jsq, least-request) make exactly the choices of one, which a test checks.
 
 use super::{Policy, ProbeReply, Report, Response};
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// One client: its policy, the loads it sees, and its servers.
 #[derive(Debug, Clone)]

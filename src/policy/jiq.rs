@@ -20,9 +20,9 @@
 use std::collections::VecDeque;
 
 use super::{Policy, uniform};
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// Join-idle-queue (see the module documentation).
 #[derive(Debug, Clone)]

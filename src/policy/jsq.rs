@@ -3,9 +3,9 @@
 //! The minimum comes from the load table's sorted index, so a pick is `O(1)`, not a scan.
 
 use super::Policy;
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// Join the shortest queue.
 #[derive(Debug, Clone, Copy, Default)]

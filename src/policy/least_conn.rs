@@ -20,9 +20,9 @@
 //! otherwise.
 
 use super::Policy;
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// NGINX least_conn (see the module documentation).
 #[derive(Debug, Clone)]

@@ -15,9 +15,9 @@ use super::Policy;
 use super::ewma::Ewma;
 use super::load::{Cost, Load};
 use super::p2c::{Distinct, P2c};
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// Every server's time-decayed EWMA of the response times its requests saw.
 #[derive(Debug, Clone)]

@@ -35,9 +35,9 @@ use std::collections::BinaryHeap;
 use super::load::Requests;
 use super::p2c::{P2c, WithReplacement};
 use super::{Policy, uniform};
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// One scheduled host: deadline, insertion order, host.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -14,8 +14,8 @@
 //! Unlike tower's, `load` takes `&mut self`: reading a Peak-EWMA cost decays the estimate (tower
 //! keeps it behind a mutex), so a pick reads the servers it draws in the order it draws them.
 
-use crate::engine::SimTime;
 use crate::model::LoadTable;
+use crate::time::SimTime;
 
 /// A comparable load per server; lower values are preferred.
 pub trait Load {

@@ -63,11 +63,11 @@ pub use swrr::{SWRR_MAX_CYCLE, SmoothWrr, Swrr, integer_weights};
 pub use tuning::{DEFAULT_TAU, Tuning};
 pub use wrr_orca::{OrcaConfig, Scheduler as OrcaScheduler, WrrOrca};
 
-use crate::engine::SimTime;
-pub use crate::engine::{ProbeReply, Report, Response};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 pub(crate) use crate::rng::{two_distinct, uniform};
+pub use crate::signal::{ProbeReply, Report, Response};
+use crate::time::SimTime;
 
 /// A load-balancing policy: picks a server for each arrival.
 pub trait Policy {

@@ -13,9 +13,9 @@
 
 use super::load::Load;
 use super::{two_distinct, uniform};
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// The lower of two `(server, load)` pairs, a tie going to the first: the second wins only when
 /// its load is strictly lower.

@@ -12,9 +12,9 @@ use super::Policy;
 use super::ewma::Ewma;
 use super::load::{Cost, Load};
 use super::p2c::{Distinct, P2c};
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// One server's Peak-EWMA RTT estimate (tower's `RttEstimate`).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -14,9 +14,9 @@
 use super::Policy;
 use super::load::Requests;
 use super::p2c::{Distinct, P2c, WithReplacement};
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// `d` distinct choices, shortest wins, tie to the first sampled. `D` fixes `d` at compile time
 /// (the common 2 and 3); `D = 0` reads it from the value instead.

@@ -7,7 +7,7 @@
 //! - **Probing**: every query sends `probe_rate` probes (a fractional rate sends the integer part
 //!   and one more with the fractional part's probability) to servers drawn uniformly at random.
 //!   A probe comes back `probe_delay` after it was sent, having read its server half way
-//!   ([`crate::engine`]'s feedback support); the server's latency estimate is the median of its
+//!   (the engine's feedback support); the server's latency estimate is the median of its
 //!   recent sojourns.
 //! - **The pool** holds at most `pool` probes (default 16, the paper's), one per server (a newer
 //!   reply replaces the older); a reply into a full pool evicts the oldest. Probes older than
@@ -25,9 +25,9 @@
 //! - With an empty pool, a uniformly random server.
 
 use super::{Policy, ProbeReply, uniform};
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 use rand::RngExt;
 
 /// The parameters of `prequal`.

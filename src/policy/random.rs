@@ -5,9 +5,9 @@ use rand::RngExt;
 use rand_distr::weighted::WeightedAliasIndex;
 
 use super::{Policy, uniform};
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// Random choice: uniform, or weighted by rate.
 #[derive(Debug, Clone)]

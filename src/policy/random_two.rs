@@ -19,9 +19,9 @@
 //! queue lengths otherwise.
 
 use super::{Policy, SmoothWrr, uniform};
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// Skipped draws after which NGINX falls back to round robin.
 const MAX_TRIES: u32 = 20;

@@ -21,10 +21,10 @@
 //! by weight, which lbsim does not: every server gets `vnodes` points and an equal turn).
 
 use super::Policy;
-use crate::engine::SimTime;
 use crate::hashing::{Maglev, Ring, bounded_load_eligible, key_hash};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 use crate::workload::SharedKeys;
 
 /// The next request's key, hashed (key 0 without a key source).

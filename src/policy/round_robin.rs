@@ -1,9 +1,9 @@
 //! `rr`: round robin in server index order, starting at server 0 with the very first arrival.
 
 use super::Policy;
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// Round robin.
 #[derive(Debug, Clone)]

@@ -11,9 +11,9 @@
 //! `lbsim swrr --trace` prints).
 
 use super::Policy;
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// The NGINX algorithm, one pick at a time, with its state visible.
 #[derive(Debug, Clone)]

@@ -24,16 +24,16 @@
 //!   the policy's own stream.
 //!
 //! Servers report every `report_period` over the period just ended (ORCA's out-of-band stream;
-//! see [`crate::engine`]'s feedback support). Times are in mean service times: the defaults are
+//! see the engine's feedback support). Times are in mean service times: the defaults are
 //! gRPC's (`weight_update_period` 1 s, `blackout_period` 10 s, `weight_expiration_period` 3 min,
 //! out-of-band `oob_reporting_period` 10 s) with one second taken as 10 service times, except the
 //! report period, which is 1 s (10) rather than 10 s so that utilisation is reported as often as
 //! weights are updated.
 
 use super::{Policy, Report};
-use crate::engine::SimTime;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::time::SimTime;
 
 /// The parameters of `wrr-orca`, in mean service times.
 #[derive(Debug, Clone, Copy, PartialEq)]
