@@ -340,19 +340,6 @@ impl RepStats {
         (s2 / n2 as f64) / (s1 / n1 as f64)
     }
 
-    /// The drift of `reps` pooled: what `RepStats::merged(reps).drift()` gives (the halves are
-    /// added in the same order), without merging their histograms.
-    pub fn pooled_drift<'a>(reps: impl IntoIterator<Item = &'a RepStats>) -> f64 {
-        let mut halves = RepStats::default();
-        for r in reps {
-            halves.first_half.0 += r.first_half.0;
-            halves.first_half.1 += r.first_half.1;
-            halves.second_half.0 += r.second_half.0;
-            halves.second_half.1 += r.second_half.1;
-        }
-        halves.drift()
-    }
-
     /// Time-averaged fraction of servers with queue length `>= i`, for `i = 0, 1, ...`.
     pub fn level_fractions(&self) -> Vec<f64> {
         self.level_area.iter().map(|a| a / self.server_time).collect()
