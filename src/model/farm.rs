@@ -73,7 +73,8 @@ impl Farm {
     }
 }
 
-/// What the policy sees: the configuration of an information model (see [`crate::info`]).
+/// What the policy sees: the configuration of an information model (the `info` module, one layer
+/// up, runs it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Information {
     /// True queue lengths at every instant.
