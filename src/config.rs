@@ -581,7 +581,7 @@ fn policy_names<S: serde::Serializer>(p: &[PolicyKind], s: S) -> Result<S::Ok, S
 }
 
 /// The experiment to run, with its validated parameters.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub enum Experiment {
     /// `bins`
     Bins(BinsConfig),

@@ -531,3 +531,47 @@ fn a_task_whose_numbers_were_changed_is_refused() {
         "bad.jsonl:2: task 1 of shard 1/2 is damaged: it has no checksum",
     );
 }
+
+#[test]
+fn a_stop_reason_survives_a_merge_and_a_damaged_one_is_refused() {
+    let dir = scratch("stopped");
+    let args = [
+        "homo",
+        "--servers",
+        "2",
+        "--loads",
+        "0.95",
+        "--policies",
+        "random",
+        "--requests",
+        "20000",
+        "--warmup",
+        "100",
+        "--queue-guard",
+        "10",
+        "--seeds",
+        "2",
+    ];
+    let table = lbsim_ok(&args);
+    assert!(table.contains("stopped: a queue exceeded --queue-guard 10 at t = "), "{table}");
+    let files = shards(&dir, &args, 2);
+    assert_eq!(merge_ok(&[&files[0], &files[1]], &[]), table);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains(r#""stopped":{"queue":{"guard":10,"t":"#), "{text}");
+    let bad = dir.join("bad.jsonl");
+    let write = |edit: &dyn Fn(&mut serde_json::Value)| {
+        std::fs::write(&bad, edited(&text, 1, true, edit)).unwrap();
+        merge(&[&bad, &files[1]], &[])
+    };
+    // A reason merge cannot read, checksum recomputed: the record is refused.
+    let out = write(&|t| t["result"]["stopped"] = "stopped: a queue exceeded".into());
+    refused(&out, "bad.jsonl:2: not a raw record");
+    let out = write(&|t| t["result"]["stopped"] = serde_json::json!({"queue": {"guard": 10}}));
+    refused(&out, "bad.jsonl:2: not a raw record");
+    // A reason and a stop count that contradict each other.
+    let out = write(&|t| t["result"]["stops"] = 0.into());
+    refused(&out, "task 0 of shard 0/2 is damaged: stops is 0 but it was stopped: a queue");
+    let out = write(&|t| t["result"]["stopped"] = serde_json::Value::Null);
+    refused(&out, "task 0 of shard 0/2 is damaged: stops is 1 but it gives no stop reason");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::model::RunLength;
-use crate::stats::{LatencyHistogram, LatencyRecorder, RepStats, SeriesRecorder};
+use crate::stats::{LatencyHistogram, LatencyRecorder, RepStats, SeriesRecorder, StopReason};
 
 /// Arrivals simulated by every replication of this process so far, for the progress bar: each
 /// replication adds [`ARRIVALS_CHUNK`] at a time as it goes, and the rest of its planned
@@ -150,8 +150,7 @@ impl Recorder {
         }
         self.stats.max_queue = self.stats.max_queue.max(qlen);
         self.stats.stops = 1;
-        self.stats.stopped =
-            Some(format!("stopped: a queue exceeded --queue-guard {guard} at t = {t:.1}"));
+        self.stats.stopped = Some(StopReason::Queue { guard, t });
         true
     }
 
@@ -162,9 +161,7 @@ impl Recorder {
             return false;
         }
         self.stats.stops = 1;
-        self.stats.stopped = Some(format!(
-            "stopped: a client's backlog exceeded --queue-guard {guard} at t = {t:.1}"
-        ));
+        self.stats.stopped = Some(StopReason::Backlog { guard, t });
         true
     }
 

@@ -619,7 +619,7 @@ pub(crate) fn readings(
 /// The table note for a row that was stopped, is not in steady state, or missed `--precision`.
 pub(crate) fn steadiness_mark(s: &Summary, run: &RunConfig) -> Option<String> {
     if let Some(why) = &s.stopped {
-        return Some(why.clone());
+        return Some(why.to_string());
     }
     if let Some(m) = s.steadiness.message() {
         return Some(m);
@@ -644,7 +644,7 @@ pub(crate) fn stop_warnings(
         .zip(outcomes)
         .filter_map(|(sc, o)| {
             let s = &o.summary;
-            let why = s.stopped.clone().or_else(|| {
+            let why = s.stopped.map(|w| w.to_string()).or_else(|| {
                 let r = run.precision.filter(|&r| !meets(s, r))?;
                 Some(format!(
                     "--precision {r} not met with {} requests (--max-requests): {}",

@@ -71,18 +71,10 @@ impl Farm {
     pub fn arrival_rate(&self) -> f64 {
         self.load * self.rates.iter().sum::<f64>() * f64::from(self.slots)
     }
-
-    /// True for the article's farm (one FIFO worker per server, fixed rates, no admission
-    /// stage).
-    pub fn is_plain(&self) -> bool {
-        self.slots == 1
-            && self.discipline == Discipline::Fifo
-            && self.events.is_empty()
-            && self.admission.is_none()
-    }
 }
 
-/// What the policy sees: the configuration of an information model (see [`crate::info`]).
+/// What the policy sees: the configuration of an information model (the `info` module, one layer
+/// up, runs it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Information {
     /// True queue lengths at every instant.

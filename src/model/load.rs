@@ -1,10 +1,11 @@
 //! What a policy sees of the farm: one load value per server.
 //!
-//! [`LoadTable`] is the single place where policies read load. The information model
-//! ([`crate::info`]) decides what goes into it and when: with live information every arrival and departure
-//! updates it at once; with a bulletin board it is overwritten with the true queue lengths every
-//! `T` time units (and, for update-on-dispatch, also incremented at each dispatch). The same policy
-//! code therefore runs on fresh or stale information without knowing which.
+//! [`LoadTable`] is the single place where policies read load. The information model (the
+//! `info` module, one layer up: it fills this table) decides what goes into it and when: with live
+//! information every arrival and departure updates it at once; with a bulletin board it is
+//! overwritten with the true queue lengths every `T` time units (and, for update-on-dispatch, also
+//! incremented at each dispatch). The same policy code therefore runs on fresh or stale information
+//! without knowing which.
 //!
 //! When a policy needs the minimum (JSQ), the table also keeps its servers sorted by value in a
 //! bucketed permutation, so that increments, decrements and "a uniformly random server among the

@@ -324,12 +324,26 @@ fn check_run(run: &RunConfig, auto: &str, precision: &str) -> Result<(), UsageEr
 
 /// A hash of everything that decides the command's output: the resolved experiment (scenarios,
 /// run lengths, what is reported) and the replications and seed. Output options (format, file,
-/// threads) are left out: they never change the numbers. xxh64 (seed 0) of the configuration's
-/// `Debug` form (floats print there in their shortest round-trip form), as 16 hex digits.
+/// threads) are left out: they never change the numbers. xxh64 (seed 0) of the canonical form,
+/// [`canonical`], as 16 hex digits.
 pub fn plan_hash(cfg: &Config) -> String {
-    let text =
-        format!("{:?}\nseeds {}\nseed {}", cfg.experiment, cfg.common.seeds, cfg.common.seed);
-    format!("{:016x}", xxhash_rust::xxh64::xxh64(text.as_bytes(), 0))
+    format!("{:016x}", xxhash_rust::xxh64::xxh64(canonical(cfg).as_bytes(), 0))
+}
+
+/// The canonical form of what a shard's plan depends on: the JSON of
+/// `{"experiment": …, "seeds": …, "seed": …}`, the experiment as its serde form (the same one a
+/// JSON report's `params` shows: fields in declaration order, floats in their shortest
+/// round-trip form, values derived from the others such as parsed limiters left out).
+fn canonical(cfg: &Config) -> String {
+    #[derive(serde::Serialize)]
+    struct Canonical<'a> {
+        experiment: &'a crate::config::Experiment,
+        seeds: u64,
+        seed: u64,
+    }
+    let c =
+        Canonical { experiment: &cfg.experiment, seeds: cfg.common.seeds, seed: cfg.common.seed };
+    serde_json::to_string(&c).expect("configs serialise")
 }
 
 /// Runs task `i` of a queueing plan: replication `i % seeds` of scenario `i / seeds`.
@@ -432,6 +446,7 @@ fn with_events(rows: Rows, mut report: Report, events: u64) -> Results {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
 
     #[test]
     fn parses_k_of_n() {
@@ -452,5 +467,44 @@ mod tests {
             assert_eq!(all, (0..17).collect::<Vec<_>>(), "N = {n}");
         }
         assert_eq!(Shard { index: 2, count: 3 }.tasks(9).collect::<Vec<_>>(), [2, 5, 8]);
+    }
+
+    /// The plan hash of the command line `args` (after `lbsim`).
+    fn hash_of(args: &str) -> String {
+        let cli = crate::cli::Cli::try_parse_from(format!("lbsim {args}").split(' ')).unwrap();
+        plan_hash(&Config::from_cli(&cli).unwrap())
+    }
+
+    #[test]
+    fn the_plan_hash_reads_what_decides_the_numbers_and_not_the_output_options() {
+        let base = "homo --loads 0.9 --policies p2c,jsq --seeds 2 --requests 1000";
+        let h = hash_of(base);
+        for output in ["--format json", "--format csv", "-o /tmp/x.csv", "--threads 1", "-q"] {
+            assert_eq!(hash_of(&format!("{base} {output}")), h, "{output}");
+        }
+        for changed in [
+            "homo --loads 0.8 --policies p2c,jsq --seeds 2 --requests 1000",
+            "homo --loads 0.9 --policies jsq,p2c --seeds 2 --requests 1000",
+            "homo --loads 0.9 --policies p2c,jsq --seeds 3 --requests 1000",
+            "homo --loads 0.9 --policies p2c,jsq --seeds 2 --requests 1001",
+            "homo --loads 0.9 --policies p2c,jsq --seeds 2 --requests 1000 --seed 2",
+            "homo --loads 0.9 --policies p2c,jsq --seeds 2 --requests 1000 --tau 3",
+            "homo --loads 0.9 --policies p2c,jsq --seeds 2 --requests 1000 --servers 11",
+        ] {
+            assert_ne!(hash_of(changed), h, "{changed}");
+        }
+    }
+
+    #[test]
+    fn the_plan_hash_is_of_the_canonical_json_form() {
+        let cli = crate::cli::Cli::try_parse_from("lbsim bins --n 100 --d 2 --seeds 3".split(' '))
+            .unwrap();
+        let cfg = Config::from_cli(&cli).unwrap();
+        assert_eq!(
+            canonical(&cfg),
+            r#"{"experiment":{"Bins":{"n":[100],"d":[2],"variants":["uniform","left"]}},"seeds":3,"seed":1}"#
+        );
+        let sum = xxhash_rust::xxh64::xxh64(canonical(&cfg).as_bytes(), 0);
+        assert_eq!(plan_hash(&cfg), format!("{sum:016x}"));
     }
 }

@@ -131,6 +131,12 @@ impl Record for RepStats {
         if self.stops > 1 {
             return Some(format!("stops is {}; one replication stops at most once", self.stops));
         }
+        if self.stops != u64::from(self.stopped.is_some()) {
+            return Some(match self.stopped {
+                Some(why) => format!("stops is 0 but it was {why}"),
+                None => "stops is 1 but it gives no stop reason".into(),
+            });
+        }
         None
     }
 }

@@ -12,7 +12,7 @@ mod student_t;
 mod tally;
 mod windows;
 
-pub use rep::{LatencyHistogram, LatencyRecorder, RepStats};
+pub use rep::{LatencyHistogram, LatencyRecorder, RepStats, StopReason};
 pub use series::{Series, SeriesRecorder, Truncation};
 pub use student_t::{ci95_half_width, t_quantile_975};
 pub use tally::{STANDARD_QUANTILES, SeriesSum, Tally};
@@ -240,7 +240,7 @@ pub struct Summary {
     /// Pooled mean of the second half of the measured requests over the first half.
     pub drift: f64,
     /// Why a replication was stopped early (the queue guard), if one was.
-    pub stopped: Option<String>,
+    pub stopped: Option<StopReason>,
     /// Replications the queue guard stopped.
     pub stops: u64,
     /// The steady-state verdict.

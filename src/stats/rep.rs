@@ -212,6 +212,43 @@ impl AddAssign<&LatencyHistogram> for LatencyHistogram {
     }
 }
 
+/// Why a replication was stopped before its end. Its `Display` is the line the tables and warnings
+/// show; a shard's record holds it as `{"queue":{"guard":…,"t":…}}` (or `"backlog"`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum StopReason {
+    /// A server's queue exceeded the queue guard `guard` at time `t`.
+    Queue {
+        /// The queue guard.
+        guard: u32,
+        /// When.
+        t: f64,
+    },
+    /// A client's backlog exceeded the queue guard `guard` at time `t`.
+    Backlog {
+        /// The queue guard.
+        guard: u32,
+        /// When.
+        t: f64,
+    },
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            StopReason::Queue { guard, t } => {
+                write!(f, "stopped: a queue exceeded --queue-guard {guard} at t = {t:.1}")
+            }
+            StopReason::Backlog { guard, t } => {
+                write!(
+                    f,
+                    "stopped: a client's backlog exceeded --queue-guard {guard} at t = {t:.1}"
+                )
+            }
+        }
+    }
+}
+
 /// What one replication measured. All fields merge by addition or maximum, so merging in a fixed
 /// order gives the same bits whatever ran where.
 ///
@@ -249,7 +286,7 @@ pub struct RepStats {
     #[serde(default)]
     pub window: Option<(f64, f64)>,
     /// Set when the replication was stopped before the end, with the reason.
-    pub stopped: Option<String>,
+    pub stopped: Option<StopReason>,
     /// Replications stopped before the end (0 or 1 for one replication; summed by merging).
     pub stops: u64,
     /// Mean sojourn per cell of arrivals, warm-up included: what the steady-state detector reads.
@@ -303,19 +340,6 @@ impl RepStats {
         (s2 / n2 as f64) / (s1 / n1 as f64)
     }
 
-    /// The drift of `reps` pooled: what `RepStats::merged(reps).drift()` gives (the halves are
-    /// added in the same order), without merging their histograms.
-    pub fn pooled_drift<'a>(reps: impl IntoIterator<Item = &'a RepStats>) -> f64 {
-        let mut halves = RepStats::default();
-        for r in reps {
-            halves.first_half.0 += r.first_half.0;
-            halves.first_half.1 += r.first_half.1;
-            halves.second_half.0 += r.second_half.0;
-            halves.second_half.1 += r.second_half.1;
-        }
-        halves.drift()
-    }
-
     /// Time-averaged fraction of servers with queue length `>= i`, for `i = 0, 1, ...`.
     pub fn level_fractions(&self) -> Vec<f64> {
         self.level_area.iter().map(|a| a / self.server_time).collect()
@@ -350,7 +374,7 @@ impl AddAssign<&RepStats> for RepStats {
         add_elementwise(&mut self.level_area, &r.level_area);
         self.server_time += r.server_time;
         if self.stopped.is_none() {
-            self.stopped.clone_from(&r.stopped);
+            self.stopped = r.stopped;
         }
         self.stops += r.stops;
         self.admission.merge(&r.admission);
@@ -360,6 +384,26 @@ impl AddAssign<&RepStats> for RepStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stop_reason_prints_its_line_and_serialises_as_its_fields() {
+        let q = StopReason::Queue { guard: 50, t: 1234.56 };
+        let b = StopReason::Backlog { guard: 7, t: 0.04 };
+        assert_eq!(q.to_string(), "stopped: a queue exceeded --queue-guard 50 at t = 1234.6");
+        assert_eq!(
+            b.to_string(),
+            "stopped: a client's backlog exceeded --queue-guard 7 at t = 0.0"
+        );
+        let text = serde_json::to_string(&[q, b]).unwrap();
+        assert_eq!(
+            text,
+            r#"[{"queue":{"guard":50,"t":1234.56}},{"backlog":{"guard":7,"t":0.04}}]"#
+        );
+        assert_eq!(serde_json::from_str::<Vec<StopReason>>(&text).unwrap(), [q, b]);
+        for bad in [r#""stopped: a queue""#, r#"{"queue":{"guard":1}}"#, r#"{"other":{}}"#] {
+            assert!(serde_json::from_str::<StopReason>(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn rounding_matches_round_then_cast() {
