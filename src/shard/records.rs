@@ -229,7 +229,11 @@ pub(super) fn write(
 /// serialised once, without its checksum; the checksum is of those bytes, and the line is they
 /// with the checksum appended as the object's last field (what serde writes for the whole
 /// [`Line::Task`], byte for byte).
-fn task_line<R: Serialize + DeserializeOwned>(index: u64, result: R, seeds: u64) -> String {
+pub(super) fn task_line<R: Serialize + DeserializeOwned>(
+    index: u64,
+    result: R,
+    seeds: u64,
+) -> String {
     let task =
         Task { index, scenario: index / seeds, replication: index % seeds, result, xxh64: None };
     let bare = serde_json::to_string(&task).expect("raw records serialise");
@@ -245,7 +249,7 @@ fn task_line<R: Serialize + DeserializeOwned>(index: u64, result: R, seeds: u64)
 }
 
 /// `l` as one line of JSON, newline included.
-fn line<R: Serialize>(l: &Line<R>) -> String {
+pub(super) fn line<R: Serialize>(l: &Line<R>) -> String {
     let mut s = serde_json::to_string(l).expect("raw records serialise");
     s.push('\n');
     s
