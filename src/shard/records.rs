@@ -11,10 +11,12 @@
 //! requests and their sojourn sum, the halves of the measured window, the latency histogram as
 //! sparse buckets (`[lowest value in microunits, count]`), the largest queue, events, per-server
 //! dispatches, the queue-length level areas (`fixed`), the stop reason, the sojourn series of the
-//! steady-state verdict and the warm-up; fields added to `RepStats` are carried along. A `bins`
-//! task's result is the max load. Floats are written in their shortest round-trip form and read
-//! back exactly (serde_json's `float_roundtrip`); every record is read back before it is written,
-//! so a value JSON cannot hold (a NaN) stops the shard instead of corrupting the merge.
+//! steady-state verdict, the warm-up, and with `run --series` its windows (per window: the groups'
+//! dispatches, the servers' queue integrals, and the histogram's used buckets as `[bucket, count]`
+//! pairs); fields added to `RepStats` are carried along. A `bins` task's result is the max load.
+//! Floats are written in their shortest round-trip form and read back exactly (serde_json's
+//! `float_roundtrip`); every record is read back before it is written, so a value JSON cannot
+//! hold (a NaN) stops the shard instead of corrupting the merge.
 //!
 //! Every task object ends with its checksum, `xxh64`: the 64-bit xxHash (seed 0, 16 hex digits) of
 //! the task object as written without that field (`{"index":…,"result":{…}}`), whatever its result
@@ -130,6 +132,17 @@ impl Record for RepStats {
         }
         if self.stops > 1 {
             return Some(format!("stops is {}; one replication stops at most once", self.stops));
+        }
+        if let Some(w) = &self.windows {
+            if let Some(what) = w.damage(crate::engine::BUCKETS) {
+                return Some(what);
+            }
+            if w.sojourns() != n {
+                return Some(format!(
+                    "its windows' histograms hold {} sojourns but requests is {n}",
+                    w.sojourns()
+                ));
+            }
         }
         None
     }
