@@ -113,7 +113,7 @@ fn main() -> ExitCode {
         },
         _ => None,
     };
-    let (results, spool) = match run(&job, &progress, spool) {
+    let (mut results, spool) = match run(&job, &progress, spool) {
         Ok(done) => done,
         Err(e) => {
             progress.finish();
@@ -121,6 +121,8 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_IO);
         }
     };
+    // The series goes to its own file, moved there rather than copied.
+    let series_csv = results.report.series.take();
     let report = &results.report;
     progress.finish();
     for warning in &report.warnings {
@@ -137,7 +139,7 @@ fn main() -> ExitCode {
         outputs.push(("figure", plot, Body::Bytes(svg.into_bytes())));
     }
     if let Some(series) = series {
-        let csv = report.series.clone().unwrap_or_default();
+        let csv = series_csv.unwrap_or_default();
         outputs.push(("series", series, Body::Bytes(csv.into_bytes())));
     }
     write_all(outputs)

@@ -142,7 +142,13 @@ fn a_slowdown_shows_in_the_sojourn_and_a_recovery_restores_it() {
 fn simulate_p2c(farm: &Farm, arrival_rate: f64, info: Information) -> RepStats {
     let key = |label| StreamKey::new(4, label).u64(0).rng();
     let len = RunLength { warmup: 20_000, requests: 200_000 };
-    let opts = SimOptions { info, track_levels: true, queue_guard: u32::MAX, series: None };
+    let opts = SimOptions {
+        info,
+        track_levels: true,
+        queue_guard: u32::MAX,
+        series: None,
+        series_groups: Vec::new(),
+    };
     let policy = PnC::<2>::new(farm.rates.len());
     let mut gaps = PoissonGaps(arrival_rate);
     simulate(farm, len, opts, policy, &mut gaps, &ExpDemands, key("workload"), key("policy"))

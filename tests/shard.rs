@@ -463,6 +463,66 @@ fn sharded_series_are_written_by_merge_series_only() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn a_task_whose_series_windows_were_changed_is_refused() {
+    let dir = scratch("windows");
+    let series = dir.join("series.csv").to_str().unwrap().to_string();
+    let args = [
+        "run",
+        "examples/scenarios/bursty.toml",
+        "--set",
+        "run.requests=2000",
+        "--set",
+        "run.warmup=200",
+        "--set",
+        "farm.groups=[{ name = \"a\", count = 5, rate = 1.0 }, { name = \"b\", count = 15, rate = 1.0 }]",
+        "--seeds",
+        "2",
+        "--series-window",
+        "5",
+        "--series",
+        &series,
+    ];
+    let files = shards(&dir, &args, 2);
+    let text = std::fs::read_to_string(&files[1]).unwrap();
+    let bad = dir.join("bad.jsonl");
+    // The window whose histogram uses the most buckets (written as [bucket, count] pairs).
+    let busiest = |t: &mut serde_json::Value| -> Vec<serde_json::Value> {
+        let windows = t["result"]["windows"]["latency"].as_array_mut().unwrap();
+        let w = windows.iter_mut().max_by_key(|h| h.as_array().unwrap().len()).unwrap();
+        std::mem::take(w.as_array_mut().unwrap())
+    };
+    let fewer = |t: &mut serde_json::Value| {
+        let mut h = busiest(t);
+        h.pop();
+        t["result"]["windows"]["latency"][0] = h.into();
+    };
+    let disorder = |t: &mut serde_json::Value| {
+        let mut h = busiest(t);
+        assert!(h.len() > 2, "a histogram of several buckets");
+        h.reverse();
+        t["result"]["windows"]["latency"][0] = h.into();
+    };
+    // Line 2 holds task 1 of shard 1/2. Edited under its written checksum: the checksum tells.
+    std::fs::write(&bad, edited(&text, 1, false, fewer)).unwrap();
+    refused(
+        &merge(&[&files[0], &bad], &[]),
+        "bad.jsonl:2: task 1 of shard 1/2 is damaged: its checksum",
+    );
+    // With the checksum recomputed, the windows contradict the rest of the record.
+    std::fs::write(&bad, edited(&text, 1, true, fewer)).unwrap();
+    let out = merge(&[&files[0], &bad], &[]);
+    refused(&out, "bad.jsonl:2: task 1 of shard 1/2 is damaged: its windows' histograms hold");
+    std::fs::write(&bad, edited(&text, 1, true, disorder)).unwrap();
+    refused(&merge(&[&files[0], &bad], &[]), "histogram has bucket");
+    let uneven = |t: &mut serde_json::Value| {
+        t["result"]["windows"]["picks"][0].as_array_mut().unwrap().push(0.into());
+    };
+    std::fs::write(&bad, edited(&text, 1, true, uneven)).unwrap();
+    refused(&merge(&[&files[0], &bad], &[]), "not all of one farm's groups and servers");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Task line `line` (0-based) of `text` with its task object changed by `edit`, and its checksum
 /// recomputed (`rehash`, as a forger would) or left as written.
 fn edited(text: &str, line: usize, rehash: bool, edit: impl Fn(&mut serde_json::Value)) -> String {

@@ -29,7 +29,7 @@
 //! so the per-window counts add up to the run's totals.
 
 pub use crate::signal::{ProbeReply, Report, Response};
-pub use crate::stats::Windows;
+pub use crate::stats::{Buckets, Windows};
 
 /// Completions a server remembers for its latency estimate.
 pub const RECENT: usize = 16;
@@ -183,28 +183,67 @@ pub fn bucket_quantile(counts: &[u64], q: f64) -> f64 {
     bucket_upper(counts.len() - 1)
 }
 
+/// Windows whose latency histograms stay dense after a later window opened: a request is
+/// counted in the window it arrived in, when it leaves, mostly a few windows later. Older ones are
+/// kept as [`Buckets`]; a request later still is added to those.
+const DENSE: usize = 4;
+
 /// Builds [`Windows`] during a replication.
 #[derive(Debug, Clone)]
 pub(super) struct WindowRecorder {
     out: Windows,
     n: usize,
+    /// Each server's group.
+    group_of: Vec<u32>,
+    groups: usize,
     /// Per server: its queue length and since when.
     len: Vec<(u32, f64)>,
+    /// The dense latency histograms of windows `open..`, oldest first.
+    dense: std::collections::VecDeque<Vec<u64>>,
+    open: usize,
 }
 
 impl WindowRecorder {
-    pub(super) fn new(n: usize, width: f64) -> Self {
-        WindowRecorder { out: Windows { width, ..Windows::default() }, n, len: vec![(0, 0.0); n] }
+    /// Windows `width` wide on `n` servers in groups of `groups` servers (in order; none or not
+    /// adding up to `n`: one group of all).
+    pub(super) fn new(n: usize, groups: &[u32], width: f64) -> Self {
+        let group_of: Vec<u32> = if groups.iter().map(|&c| c as usize).sum::<usize>() == n {
+            (groups.iter().enumerate()).flat_map(|(g, &c)| vec![g as u32; c as usize]).collect()
+        } else {
+            vec![0; n]
+        };
+        let groups = group_of.iter().max().map_or(1, |&g| g as usize + 1);
+        WindowRecorder {
+            out: Windows { width, ..Windows::default() },
+            n,
+            group_of,
+            groups,
+            len: vec![(0, 0.0); n],
+            dense: std::collections::VecDeque::new(),
+            open: 0,
+        }
     }
 
     fn window(&mut self, t: f64) -> usize {
         let w = (t / self.out.width) as usize;
         while self.out.picks.len() <= w {
-            self.out.picks.push(vec![0; self.n]);
+            self.out.picks.push(vec![0; self.groups]);
             self.out.queue.push(vec![0.0; self.n]);
-            self.out.latency.push(Vec::new());
+            self.out.latency.push(Buckets::default());
+            self.dense.push_back(Vec::new());
+            if self.dense.len() > DENSE {
+                self.close();
+            }
         }
         w
+    }
+
+    /// Keeps the oldest dense histogram as buckets.
+    fn close(&mut self) {
+        if let Some(h) = self.dense.pop_front() {
+            self.out.latency[self.open].add(&Buckets::from_counts(&h));
+            self.open += 1;
+        }
     }
 
     /// Server `s` holds `len` requests from `t` on.
@@ -226,18 +265,24 @@ impl WindowRecorder {
     #[inline]
     pub(super) fn dispatched(&mut self, s: usize, t: f64) {
         let w = self.window(t);
-        self.out.picks[w][s] += 1;
+        self.out.picks[w][self.group_of[s] as usize] += 1;
     }
 
     /// A measured request that arrived at `arrival` left after `sojourn`.
     #[inline]
     pub(super) fn departed(&mut self, arrival: f64, sojourn: f64) {
         let w = self.window(arrival);
-        let h = &mut self.out.latency[w];
-        if h.is_empty() {
-            h.resize(BUCKETS, 0);
+        let b = bucket(sojourn);
+        match w.checked_sub(self.open) {
+            Some(i) => {
+                let h = &mut self.dense[i];
+                if h.is_empty() {
+                    h.resize(BUCKETS, 0);
+                }
+                h[b] += 1;
+            }
+            None => self.out.latency[w].add(&Buckets::from_pairs([(b, 1)])),
         }
-        h[bucket(sojourn)] += 1;
     }
 
     /// The series, every server's queue integrated up to `t`.
@@ -245,6 +290,9 @@ impl WindowRecorder {
         for s in 0..self.n {
             let len = self.len[s].0;
             self.changed(s, len, t);
+        }
+        while !self.dense.is_empty() {
+            self.close();
         }
         self.out
     }
@@ -315,11 +363,32 @@ mod tests {
 
     #[test]
     fn queue_integrals_split_at_window_edges() {
-        let mut w = WindowRecorder::new(1, 10.0);
+        let mut w = WindowRecorder::new(1, &[], 10.0);
         w.changed(0, 2, 5.0);
         w.changed(0, 1, 25.0);
         let out = w.finish(30.0);
         // 2 over [5, 10], [10, 20], [20, 25]; then 1 over [25, 30].
         assert_eq!(out.queue, [[10.0], [20.0], [15.0]]);
+    }
+
+    #[test]
+    fn a_window_keeps_its_groups_dispatches_and_the_buckets_it_uses() {
+        // 100 servers in groups of 20 and 80; 1000 requests in window 0, their sojourns in
+        // three buckets, one of them counted after five more windows opened.
+        let mut w = WindowRecorder::new(100, &[20, 80], 10.0);
+        for i in 0..1000 {
+            w.dispatched(i % 100, 1.0);
+            w.departed(1.0, [0.5, 1.0][i % 2]);
+        }
+        w.dispatched(0, 55.0);
+        w.departed(2.0, 3.0);
+        let out = w.finish(60.0);
+        assert_eq!(out.picks[0], [200, 800]);
+        assert_eq!(out.picks.len(), 6);
+        let used: Vec<(usize, u64)> = out.latency[0].iter().collect();
+        assert_eq!(used, [(bucket(0.5), 500), (bucket(1.0), 500), (bucket(3.0), 1)]);
+        // Per window, a few bytes for the buckets used, not 8 for each of the 802 buckets.
+        assert!(out.latency[0].bytes() <= 12, "{} bytes", out.latency[0].bytes());
+        assert!(out.latency[1..].iter().all(Buckets::is_empty));
     }
 }

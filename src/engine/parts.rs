@@ -85,12 +85,13 @@ impl On {
     /// The parts of `farm` under `opts`. The admission stage draws from its own stream, seeded
     /// from a copy of the workload stream (which it leaves where it was): policies still see the
     /// same requests.
-    pub(super) fn new(farm: &Farm, opts: SimOptions, workload: &SimRng) -> Self {
+    pub(super) fn new(farm: &Farm, opts: &SimOptions, workload: &SimRng) -> Self {
         let gate = farm.admission.map(|adm| {
             use rand::Rng;
             Gate::new(&adm, StreamKey::new(workload.clone().next_u64(), "admission").rng())
         });
-        let windows = opts.series.map(|width| WindowRecorder::new(farm.rates.len(), width));
+        let n = farm.rates.len();
+        let windows = opts.series.map(|width| WindowRecorder::new(n, &opts.series_groups, width));
         On { gate, delayed: VecDeque::new(), windows }
     }
 }

@@ -84,7 +84,8 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
 ) -> RepStats {
     let fixed_rates = farm.events.is_empty();
     let bare = farm.admission.is_none() && opts.series.is_none();
-    let on = || On::new(farm, opts, &workload);
+    let parts = opts.clone();
+    let on = || On::new(farm, &parts, &workload);
     let b = Builder { farm, len, opts, policy, info, arrivals, service };
     match farm.discipline {
         Discipline::Fifo if farm.slots == 1 && fixed_rates && bare => {

@@ -99,7 +99,7 @@ mod tests {
                 .map(|&s| vec![(s * 1000.0) as u64, 1000 - (s * 1000.0) as u64])
                 .collect(),
             queue: vec![vec![0.0; 2]; shares.len()],
-            latency: vec![vec![0; crate::engine::BUCKETS]; shares.len()],
+            latency: vec![crate::engine::Buckets::default(); shares.len()],
             ..Pooled::default()
         }
     }

@@ -258,6 +258,7 @@ pub fn run_replication(sc: &Scenario, run: &RunConfig, seed: u64, rep: u64) -> R
         track_levels: sc.track_levels,
         queue_guard: run.queue_guard,
         series: run.series,
+        series_groups: run.series_groups.clone(),
     };
     let mut params = PolicyParams::new(&sc.farm.rates, &sc.tuning);
     params.stream = key("policy-own");

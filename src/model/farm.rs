@@ -100,7 +100,7 @@ pub struct RunLength {
 }
 
 /// Everything else a replication needs.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SimOptions {
     /// What the policy sees.
     pub info: Information,
@@ -110,4 +110,6 @@ pub struct SimOptions {
     pub queue_guard: u32,
     /// Record the per-window series (`run --series`) with windows of this width.
     pub series: Option<f64>,
+    /// With `series`: the servers of each of the farm's groups, in order (empty: one group).
+    pub series_groups: Vec<u32>,
 }

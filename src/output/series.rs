@@ -1,9 +1,9 @@
 //! `lbsim run --series FILE`: what happened when, per window of simulated time.
 //!
-//! Each replication records [`Windows`] (per window and server: measured dispatches and the
-//! integral of the queue length; per window: a histogram of the sojourns of the measured requests
-//! that arrived in it). [`Pooled::of`] adds the replications up, window by window, and groups the
-//! servers by the farm's groups; [`csv`] writes it in long format, one line per
+//! Each replication records [`Windows`] (per window and group: measured dispatches; per window and
+//! server: the integral of the queue length; per window: a histogram of the sojourns of the
+//! measured requests that arrived in it, as the buckets it uses). [`Pooled::of`] adds the
+//! replications up, window by window, and groups the servers by the farm's groups; [`csv`] writes it in long format, one line per
 //! `(policy, time, metric)`:
 //!
 //! - `requests`: measured requests dispatched in the window (over all replications; the windows
@@ -15,7 +15,7 @@
 //!
 //! `time` is the start of the window.
 
-use crate::engine::{BUCKETS, Windows, bucket_quantile};
+use crate::engine::{BUCKETS, Buckets, Windows, bucket_quantile};
 use crate::stats::RepStats;
 
 /// The replications of one row, added up per window and group.
@@ -33,7 +33,7 @@ pub struct Pooled {
     /// replications).
     pub queue: Vec<Vec<f64>>,
     /// `latency[w]`: sojourn bucket counts of window `w`'s arrivals, over all replications.
-    pub latency: Vec<Vec<u64>>,
+    pub latency: Vec<Buckets>,
     /// Each server's group.
     pub(crate) group_of: Vec<usize>,
     /// Per group: `1 / (servers * width * reps)`, the scale of a queue integral.
@@ -62,25 +62,25 @@ impl Pooled {
         }
     }
 
-    /// Adds one replication's windows (replications in replication order).
+    /// Adds one replication's windows (replications in replication order): dispatches and
+    /// histograms are counts, added in any order; the queue integrals are added server by server,
+    /// so that a group's queue is the same bits however the replications were run.
     pub fn add(&mut self, w: &Windows) {
         let (g, windows) = (self.groups.len(), w.picks.len());
         if self.picks.len() < windows {
             self.picks.resize(windows, vec![0; g]);
             self.queue.resize(windows, vec![0.0; g]);
-            self.latency.resize(windows, vec![0; BUCKETS]);
+            self.latency.resize(windows, Buckets::default());
         }
         let (group_of, scale) = (&self.group_of, &self.scale);
         for (k, picks) in w.picks.iter().enumerate() {
-            for (s, &p) in picks.iter().enumerate() {
-                self.picks[k][group_of[s]] += p;
+            for (sum, &p) in self.picks[k].iter_mut().zip(picks) {
+                *sum += p;
             }
             for (s, &q) in w.queue[k].iter().enumerate() {
                 self.queue[k][group_of[s]] += q * scale[group_of[s]];
             }
-            for (b, &c) in w.latency[k].iter().enumerate() {
-                self.latency[k][b] += c;
-            }
+            self.latency[k].add(&w.latency[k]);
         }
     }
 
@@ -109,9 +109,7 @@ impl Pooled {
     pub fn quantile_over(&self, from: usize, to: usize, q: f64) -> f64 {
         let mut counts = vec![0u64; BUCKETS];
         for h in &self.latency[from.min(self.latency.len())..to.min(self.latency.len())] {
-            for (c, x) in counts.iter_mut().zip(h) {
-                *c += x;
-            }
+            h.add_to(&mut counts);
         }
         bucket_quantile(&counts, q)
     }

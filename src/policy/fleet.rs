@@ -534,6 +534,7 @@ mod tests {
                 track_levels: false,
                 queue_guard: u32::MAX,
                 series: None,
+                series_groups: Vec::new(),
             };
             let mut gaps = PoissonGaps(farm.arrival_rate());
             simulate(&farm, len, opts, fleet, &mut gaps, &ExpDemands, rng(8), rng(9));

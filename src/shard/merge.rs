@@ -9,8 +9,11 @@
 //! ([`Record`]); a shard must end with its end record. Each failure is a usage error:
 //! one line naming what is missing, doubled, mismatched or truncated, exit status 2.
 //!
-//! Files are read line by line and in any order; `-` is standard input, which may hold several
-//! shards one after the other (`cat shard-*.jsonl | lbsim merge -`).
+//! Files are read line by line, named in any order, and in step: the next line comes from the file
+//! whose shard holds the next task, so each task is summarised as soon as it is read and only
+//! about one record per shard waits. `-` is standard input, which may hold several shards one
+//! after the other (`cat shard-*.jsonl | lbsim merge -`): there the tasks of a shard wait until
+//! the shards before it on the stream are read.
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader};
@@ -248,114 +251,77 @@ struct Seen {
     name: String,
 }
 
-/// Reads every input to its end, giving each task's result to `consume` in task order as soon as
-/// the results of the tasks before it are given (results read ahead of a missing predecessor
-/// wait: with shards read one after another, those of the later shards). Returns whether every
-/// task was read once; on an error, what was consumed is to be thrown away.
+/// What [`collect`] knows between lines: the shards met, the tasks present, the results read
+/// ahead of a missing predecessor, and the next task to consume.
+struct Collector<'a, R> {
+    first: &'a Manifest,
+    first_name: String,
+    seeds: u64,
+    present: Vec<bool>,
+    waiting: BTreeMap<u64, R>,
+    next: u64,
+    shards: Vec<Option<Seen>>,
+    /// The most results that waited at once (after those that could be consumed were).
+    held: usize,
+}
+
+/// Which input to read a line from next: the one whose open shard holds the next task; else the
+/// first one not inside a shard (its next line is a manifest or its end), so that every file's
+/// shard is known; else the first one not at its end (reading ahead: the next task is in none of
+/// the open shards, as when shards follow one another on one stream). `None` when all ended.
+fn pick(open: &[Option<(u64, u64)>], ended: &[bool], wanted: Option<u64>) -> Option<usize> {
+    let live = |i: &usize| !ended[*i];
+    let all = 0..open.len();
+    (all.clone().filter(live))
+        .find(|&i| wanted.is_some() && open[i].map(|(k, _)| k) == wanted)
+        .or_else(|| all.clone().filter(live).find(|&i| open[i].is_none()))
+        .or_else(|| all.clone().find(live))
+}
+
+/// Reads the inputs to their ends, giving each task's result to `consume` in task order as soon
+/// as the results of the tasks before it are given. Separate files are read in step: a line is
+/// pulled from the file whose shard holds the next task ([`pick`]), so that with shards dealt
+/// round robin only about one record per shard waits; results read ahead of a missing
+/// predecessor wait (shards one after another on one stream wait for their turn). Returns the
+/// most results that waited at once, once every task was read once; on an error, what was
+/// consumed is to be thrown away.
 fn collect<R: Record>(
     inputs: &mut [Input],
     first: &Manifest,
     seeds: u64,
     mut consume: impl FnMut(u64, R),
-) -> Result<(), UsageError> {
+) -> Result<usize, UsageError> {
     let (n, tasks) = (first.shards, first.tasks);
-    let mut present = vec![false; tasks as usize];
-    let mut waiting: BTreeMap<u64, R> = BTreeMap::new();
-    let mut next = 0u64;
-    let mut shards: Vec<Option<Seen>> = (0..n).map(|_| None).collect();
-    let first_name = inputs[0].name.clone();
-    for input in inputs.iter_mut() {
-        // The shard whose records are being read, and the task lines read so far.
-        let mut open: Option<(u64, u64)> = None;
-        while let Some((text, cut)) = input.next()? {
-            if text.trim().is_empty() {
-                continue;
+    let mut c = Collector {
+        first,
+        first_name: inputs[0].name.clone(),
+        seeds,
+        present: vec![false; tasks as usize],
+        waiting: BTreeMap::new(),
+        next: 0,
+        shards: (0..n).map(|_| None).collect(),
+        held: 0,
+    };
+    // Per input: the shard whose records are being read, and the task lines read so far.
+    let mut open: Vec<Option<(u64, u64)>> = vec![None; inputs.len()];
+    let mut ended = vec![false; inputs.len()];
+    loop {
+        let wanted = (c.next < tasks).then(|| c.next % n);
+        let Some(i) = pick(&open, &ended, wanted) else { break };
+        let input = &mut inputs[i];
+        let Some((text, cut)) = input.next()? else {
+            ended[i] = true;
+            if let Some((k, _)) = open[i] {
+                return Err(truncated(input, k, n));
             }
-            let line: Line<R> = match serde_json::from_str(&text) {
-                Ok(l) => l,
-                Err(_) if cut => {
-                    return Err(fail(format!(
-                        "{}: truncated: the input ends inside a record (the shard did not finish \
-                         writing)",
-                        input.at()
-                    )));
-                }
-                Err(e) => {
-                    return Err(fail(format!("{}: not a raw record: {e}", input.at())));
-                }
-            };
-            match line {
-                Line::Manifest(m) => {
-                    if let Some((k, _)) = open {
-                        return Err(truncated(input, k, n));
-                    }
-                    check_version(&m, &input.at())?;
-                    if m.plan != first.plan || m.tasks != first.tasks {
-                        return Err(fail(format!(
-                            "{}: a shard of another command than {first_name}'s: {}",
-                            input.at(),
-                            difference(&m.command, &first.command, &first_name)
-                        )));
-                    }
-                    if m.shards != n || m.shard >= n {
-                        return Err(fail(format!(
-                            "{}: shard {}/{} of another split than {first_name}'s ({}/{n}): \
-                             merge the shards of one split",
-                            input.at(),
-                            m.shard,
-                            m.shards,
-                            first.shard
-                        )));
-                    }
-                    let k = m.shard;
-                    if let Some(seen) = &shards[k as usize] {
-                        let doubled: Vec<u64> =
-                            super::Shard { index: k, count: n }.tasks(tasks).collect();
-                        return Err(fail(format!(
-                            "shard {k}/{n} given twice ({} and {}): {}",
-                            seen.name,
-                            input.name,
-                            list("tasks", &doubled)
-                        )));
-                    }
-                    shards[k as usize] = Some(Seen { name: input.name.clone() });
-                    open = Some((k, 0));
-                }
-                Line::Task(t) => {
-                    let Some((k, count)) = &mut open else {
-                        return Err(fail(format!("{}: a task before any manifest", input.at())));
-                    };
-                    let (index, result) = checked(t, input, (*k, n), (tasks, seeds), &mut present)?;
-                    waiting.insert(index, result);
-                    while let Some(r) = waiting.remove(&next) {
-                        consume(next, r);
-                        next += 1;
-                    }
-                    *count += 1;
-                }
-                Line::End(e) => {
-                    let Some((k, count)) = open.take() else {
-                        return Err(fail(format!(
-                            "{}: an end record before any manifest",
-                            input.at()
-                        )));
-                    };
-                    if e.tasks != count {
-                        return Err(fail(format!(
-                            "{}: shard {k}/{n} ends after {count} tasks but says it wrote {}",
-                            input.at(),
-                            e.tasks
-                        )));
-                    }
-                }
-            }
-        }
-        if let Some((k, _)) = open {
-            return Err(truncated(input, k, n));
+            continue;
+        };
+        if !text.trim().is_empty() {
+            c.line(input, &mut open[i], &text, cut, &mut consume)?;
         }
     }
-    let absent: Vec<u64> = (0..n).filter(|&k| shards[k as usize].is_none()).collect();
-    let missing: Vec<u64> = (0..tasks).filter(|&i| !present[i as usize]).collect();
+    let absent: Vec<u64> = (0..n).filter(|&k| c.shards[k as usize].is_none()).collect();
+    let missing: Vec<u64> = (0..tasks).filter(|&i| !c.present[i as usize]).collect();
     if !missing.is_empty() {
         let which = if absent.is_empty() {
             String::new()
@@ -369,8 +335,109 @@ fn collect<R: Record>(
         };
         return Err(fail(format!("{which}{}", list("tasks", &missing))));
     }
-    debug_assert_eq!(next, tasks, "every task is present, so every one was consumed");
-    Ok(())
+    debug_assert_eq!(c.next, tasks, "every task is present, so every one was consumed");
+    Ok(c.held)
+}
+
+impl<R: Record> Collector<'_, R> {
+    /// One non-blank line of `input`, inside shard `open` (the shard and its task lines so far)
+    /// if any; `cut`: the input ended inside it.
+    fn line(
+        &mut self,
+        input: &Input,
+        open: &mut Option<(u64, u64)>,
+        text: &str,
+        cut: bool,
+        consume: &mut impl FnMut(u64, R),
+    ) -> Result<(), UsageError> {
+        let (n, tasks) = (self.first.shards, self.first.tasks);
+        let line: Line<R> = match serde_json::from_str(text) {
+            Ok(l) => l,
+            Err(_) if cut => {
+                return Err(fail(format!(
+                    "{}: truncated: the input ends inside a record (the shard did not finish \
+                     writing)",
+                    input.at()
+                )));
+            }
+            Err(e) => {
+                return Err(fail(format!("{}: not a raw record: {e}", input.at())));
+            }
+        };
+        match line {
+            Line::Manifest(m) => {
+                if let Some((k, _)) = *open {
+                    return Err(truncated(input, k, n));
+                }
+                *open = Some((self.manifest(&m, input)?, 0));
+            }
+            Line::Task(t) => {
+                let Some((k, count)) = open else {
+                    return Err(fail(format!("{}: a task before any manifest", input.at())));
+                };
+                let (index, result) =
+                    checked(t, input, (*k, n), (tasks, self.seeds), &mut self.present)?;
+                self.waiting.insert(index, result);
+                while let Some(r) = self.waiting.remove(&self.next) {
+                    consume(self.next, r);
+                    self.next += 1;
+                }
+                self.held = self.held.max(self.waiting.len());
+                *count += 1;
+            }
+            Line::End(e) => {
+                let Some((k, count)) = open.take() else {
+                    return Err(fail(format!("{}: an end record before any manifest", input.at())));
+                };
+                if e.tasks != count {
+                    return Err(fail(format!(
+                        "{}: shard {k}/{n} ends after {count} tasks but says it wrote {}",
+                        input.at(),
+                        e.tasks
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Shard manifest `m` met in `input`, once it is of the first's command and split and not
+    /// met before: its `K`.
+    fn manifest(&mut self, m: &Manifest, input: &Input) -> Result<u64, UsageError> {
+        let (first, first_name) = (self.first, &self.first_name);
+        let n = first.shards;
+        check_version(m, &input.at())?;
+        if m.plan != first.plan || m.tasks != first.tasks {
+            return Err(fail(format!(
+                "{}: a shard of another command than {first_name}'s: {}",
+                input.at(),
+                difference(&m.command, &first.command, first_name)
+            )));
+        }
+        if m.shards != n || m.shard >= n {
+            return Err(fail(format!(
+                "{}: shard {}/{} of another split than {first_name}'s ({}/{n}): merge the shards \
+                 of one split",
+                input.at(),
+                m.shard,
+                m.shards,
+                first.shard
+            )));
+        }
+        let k = m.shard;
+        if let Some(seen) = &self.shards[k as usize] {
+            let doubled: Vec<u64> =
+                super::Shard { index: k, count: n }.tasks(first.tasks).collect();
+            return Err(fail(format!(
+                "shard {k}/{n} given twice ({} and {}): {}",
+                seen.name,
+                input.name,
+                list("tasks", &doubled)
+            )));
+        }
+        self.shards[k as usize] = Some(Seen { name: input.name.clone() });
+        Ok(k)
+    }
 }
 
 /// Task line `t` of shard `k`/`n` (of `tasks` tasks, `seeds` per scenario), once it is one of the
@@ -520,5 +587,60 @@ mod tests {
             "this one gives `--seed 2` where s1 gives `--seeds 3`"
         );
         assert!(difference(&a, &a, "s1").starts_with("both ran `lbsim homo"));
+    }
+    /// Raw records of `tasks` tasks of one replication each (`bins` results) as `n` shards, one
+    /// text per shard.
+    fn shards(tasks: u64, n: u64) -> (Manifest, Vec<String>) {
+        let manifest = |k| Manifest {
+            lbsim: VERSION.into(),
+            command: argv("bins --shard 0/2"),
+            plan: "p".into(),
+            tasks,
+            shards: n,
+            shard: k,
+        };
+        let text = (0..n).map(|k| {
+            let mut s = super::super::records::line::<()>(&Line::Manifest(manifest(k)));
+            let mine: Vec<u64> = (k..tasks).step_by(n as usize).collect();
+            mine.iter().for_each(|&i| s += &super::super::records::task_line(i, i as u32, 1));
+            s + &super::super::records::line::<()>(&Line::End(super::super::records::End {
+                tasks: mine.len() as u64,
+            }))
+        });
+        (manifest(0), text.collect())
+    }
+
+    fn input(name: &str, text: String) -> Input {
+        let reader = Box::new(io::Cursor::new(text.into_bytes()));
+        Input { name: name.into(), reader, line: 0, ahead: None }
+    }
+
+    #[test]
+    fn shards_in_separate_files_are_read_in_step() {
+        // 1000 tasks in 4 shards: read file after file, most of the tasks would wait for those of
+        // the shards before theirs; read in step, none waits, whatever order the files are named.
+        let (first, texts) = shards(1000, 4);
+        for order in [[0, 1, 2, 3], [3, 1, 0, 2]] {
+            let mut inputs: Vec<Input> =
+                order.iter().map(|&k| input(&format!("s{k}"), texts[k].clone())).collect();
+            let mut seen = Vec::new();
+            let held = collect(&mut inputs, &first, 1, |i, m: u32| seen.push((i, m))).unwrap();
+            assert_eq!(held, 0, "order {order:?}");
+            assert!(seen.iter().enumerate().all(|(i, &(j, m))| i as u64 == j && m as u64 == j));
+            assert_eq!(seen.len(), 1000);
+        }
+        // The same shards one after another on one stream: the later shards' tasks wait, all but
+        // one of each of the first three shards' 250 when shard 3 begins.
+        let mut one = [input("standard input", texts.concat())];
+        let held = collect(&mut one, &first, 1, |_, _: u32| {}).unwrap();
+        assert_eq!(held, 3 * 249);
+    }
+
+    #[test]
+    fn a_shard_missing_from_separate_files_is_named() {
+        let (first, texts) = shards(10, 3);
+        let mut inputs = [input("s0", texts[0].clone()), input("s2", texts[2].clone())];
+        let e = collect(&mut inputs, &first, 1, |_, _: u32| {}).unwrap_err().to_string();
+        assert_eq!(e, "shard 1/3 missing: tasks 1, 4, 7");
     }
 }

@@ -11,10 +11,12 @@
 //! requests and their sojourn sum, the halves of the measured window, the latency histogram as
 //! sparse buckets (`[lowest value in microunits, count]`), the largest queue, events, per-server
 //! dispatches, the queue-length level areas (`fixed`), the stop reason, the sojourn series of the
-//! steady-state verdict and the warm-up; fields added to `RepStats` are carried along. A `bins`
-//! task's result is the max load. Floats are written in their shortest round-trip form and read
-//! back exactly (serde_json's `float_roundtrip`); every record is read back before it is written,
-//! so a value JSON cannot hold (a NaN) stops the shard instead of corrupting the merge.
+//! steady-state verdict, the warm-up, and with `run --series` its windows (per window: the groups'
+//! dispatches, the servers' queue integrals, and the histogram's used buckets as `[bucket, count]`
+//! pairs); fields added to `RepStats` are carried along. A `bins` task's result is the max load.
+//! Floats are written in their shortest round-trip form and read back exactly (serde_json's
+//! `float_roundtrip`); every record is read back before it is written, so a value JSON cannot
+//! hold (a NaN) stops the shard instead of corrupting the merge.
 //!
 //! Every task object ends with its checksum, `xxh64`: the 64-bit xxHash (seed 0, 16 hex digits) of
 //! the task object as written without that field (`{"index":…,"result":{…}}`), whatever its result
@@ -137,6 +139,17 @@ impl Record for RepStats {
                 None => "stops is 1 but it gives no stop reason".into(),
             });
         }
+        if let Some(w) = &self.windows {
+            if let Some(what) = w.damage(crate::engine::BUCKETS) {
+                return Some(what);
+            }
+            if w.sojourns() != n {
+                return Some(format!(
+                    "its windows' histograms hold {} sojourns but requests is {n}",
+                    w.sojourns()
+                ));
+            }
+        }
         None
     }
 }
@@ -235,7 +248,11 @@ pub(super) fn write(
 /// serialised once, without its checksum; the checksum is of those bytes, and the line is they
 /// with the checksum appended as the object's last field (what serde writes for the whole
 /// [`Line::Task`], byte for byte).
-fn task_line<R: Serialize + DeserializeOwned>(index: u64, result: R, seeds: u64) -> String {
+pub(super) fn task_line<R: Serialize + DeserializeOwned>(
+    index: u64,
+    result: R,
+    seeds: u64,
+) -> String {
     let task =
         Task { index, scenario: index / seeds, replication: index % seeds, result, xxh64: None };
     let bare = serde_json::to_string(&task).expect("raw records serialise");
@@ -251,7 +268,7 @@ fn task_line<R: Serialize + DeserializeOwned>(index: u64, result: R, seeds: u64)
 }
 
 /// `l` as one line of JSON, newline included.
-fn line<R: Serialize>(l: &Line<R>) -> String {
+pub(super) fn line<R: Serialize>(l: &Line<R>) -> String {
     let mut s = serde_json::to_string(l).expect("raw records serialise");
     s.push('\n');
     s

@@ -2,7 +2,14 @@
 //!
 //! The engine records it (its window recorder fills one per replication); it lives here, beside
 //! the rest of a replication's result, so that statistics do not depend on the engine.
+//!
+//! A replication keeps, per window, its groups' dispatches (integers, which add up the same in
+//! any order), its servers' queue integrals (floats: the pooled queue of a group adds them up
+//! replication by replication and server by server, and only these terms give its bits), and the
+//! buckets of its latency histogram that hold a sojourn ([`Buckets`]), not all of them.
 
+use serde::de::{Deserializer, SeqAccess, Visitor};
+use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 
 /// One replication's series: per window of `width` time units from time 0.
@@ -10,11 +17,255 @@ use serde::{Deserialize, Serialize};
 pub struct Windows {
     /// The window width.
     pub width: f64,
-    /// `picks[w][s]`: measured requests dispatched to server `s` during window `w`.
+    /// `picks[w][g]`: measured requests dispatched to group `g` during window `w`.
     pub picks: Vec<Vec<u64>>,
     /// `queue[w][s]`: the integral over window `w` of server `s`'s queue length.
     pub queue: Vec<Vec<f64>>,
     /// `latency[w]`: sojourn bucket counts (the engine's `bucket`) of the measured requests that
     /// arrived in window `w`.
-    pub latency: Vec<Vec<u64>>,
+    pub latency: Vec<Buckets>,
+}
+
+impl Windows {
+    /// What is inconsistent in these windows (as read from a record), if anything: the per-window
+    /// lists of unequal lengths, a window of another number of groups or servers than the first,
+    /// or histogram buckets not in increasing order below `buckets`, or empty.
+    pub fn damage(&self, buckets: usize) -> Option<String> {
+        let n = self.picks.len();
+        if self.queue.len() != n || self.latency.len() != n {
+            return Some(format!(
+                "its windows hold {n} dispatch counts, {} queue integrals and {} histograms",
+                self.queue.len(),
+                self.latency.len()
+            ));
+        }
+        if !(self.width.is_finite() && self.width > 0.0) {
+            return Some(format!("its window width is {:e}, not a width", self.width));
+        }
+        let uneven = |lens: &[usize]| lens.windows(2).any(|p| p[0] != p[1]);
+        let picks: Vec<usize> = self.picks.iter().map(Vec::len).collect();
+        let queue: Vec<usize> = self.queue.iter().map(Vec::len).collect();
+        if uneven(&picks) || uneven(&queue) {
+            return Some("its windows are not all of one farm's groups and servers".into());
+        }
+        let bad_queue = self.queue.iter().flatten().find(|q| !(q.is_finite() && **q >= 0.0));
+        if let Some(q) = bad_queue {
+            return Some(format!("a window's queue integral is {q:e}, not a finite area"));
+        }
+        for (w, h) in self.latency.iter().enumerate() {
+            let mut last: Option<usize> = None;
+            for (b, c) in h.iter() {
+                if b >= buckets || last.is_some_and(|l| l >= b) || c == 0 {
+                    return Some(format!(
+                        "window {w}'s histogram has bucket {b} (count {c}) out of order, out of \
+                         range or empty"
+                    ));
+                }
+                last = Some(b);
+            }
+        }
+        None
+    }
+
+    /// Sojourns in the histograms of all windows.
+    pub fn sojourns(&self) -> u64 {
+        self.latency.iter().map(Buckets::total).sum()
+    }
+}
+
+/// The bucket counts of one window's histogram, keeping only the buckets that hold a sojourn:
+/// `(bucket, count)` pairs in bucket order, each number as an LEB128 varint (a bucket below 16,384
+/// and a count below 128 take 3 bytes where a dense histogram takes 8 per bucket). Written to
+/// records as `[[bucket, count], ...]`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Buckets(Vec<u8>);
+
+impl Buckets {
+    /// The non-zero counts of a dense histogram.
+    pub fn from_counts(counts: &[u64]) -> Buckets {
+        Buckets::from_pairs(
+            counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(b, c)| (b, *c)),
+        )
+    }
+
+    /// These pairs, as given.
+    pub fn from_pairs(pairs: impl IntoIterator<Item = (usize, u64)>) -> Buckets {
+        let mut bytes = Vec::new();
+        for (b, c) in pairs {
+            put(&mut bytes, b as u64);
+            put(&mut bytes, c);
+        }
+        bytes.shrink_to_fit();
+        Buckets(bytes)
+    }
+
+    /// The `(bucket, count)` pairs.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            if at >= self.0.len() {
+                return None;
+            }
+            let b = get(&self.0, &mut at);
+            let c = get(&self.0, &mut at);
+            Some((b as usize, c))
+        })
+    }
+
+    /// Whether no bucket holds a sojourn.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Sojourns counted.
+    pub fn total(&self) -> u64 {
+        self.iter().map(|(_, c)| c).sum()
+    }
+
+    /// Adds these counts to the dense histogram `counts` (buckets beyond it are left out).
+    pub fn add_to(&self, counts: &mut [u64]) {
+        for (b, c) in self.iter() {
+            if let Some(x) = counts.get_mut(b) {
+                *x += c;
+            }
+        }
+    }
+
+    /// These counts plus `other`'s, bucket by bucket (both in bucket order).
+    pub fn add(&mut self, other: &Buckets) {
+        if other.is_empty() {
+            return;
+        }
+        if self.is_empty() {
+            self.clone_from(other);
+            return;
+        }
+        let mut sum = Vec::new();
+        let (mut a, mut b) = (self.iter().peekable(), other.iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(&(i, x)), Some(&(j, y))) if i == j => {
+                    a.next();
+                    b.next();
+                    (i, x + y)
+                }
+                (Some(&(i, _)), Some(&(j, _))) if j < i => b.next().expect("peeked"),
+                (Some(_), _) => a.next().expect("peeked"),
+                (None, Some(_)) => b.next().expect("peeked"),
+                (None, None) => break,
+            };
+            sum.push(next);
+        }
+        drop((a, b));
+        *self = Buckets::from_pairs(sum);
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.0.capacity()
+    }
+}
+
+fn put(bytes: &mut Vec<u8>, mut x: u64) {
+    while x >= 0x80 {
+        bytes.push((x as u8) | 0x80);
+        x >>= 7;
+    }
+    bytes.push(x as u8);
+}
+
+fn get(bytes: &[u8], at: &mut usize) -> u64 {
+    let (mut x, mut shift) = (0u64, 0);
+    loop {
+        let byte = bytes[*at];
+        *at += 1;
+        x |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return x;
+        }
+        shift += 7;
+    }
+}
+
+impl Serialize for Buckets {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        for (b, c) in self.iter() {
+            seq.serialize_element(&[b as u64, c])?;
+        }
+        seq.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Buckets {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Buckets, D::Error> {
+        struct Pairs;
+        impl<'de> Visitor<'de> for Pairs {
+            type Value = Buckets;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of [bucket, count] pairs")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Buckets, A::Error> {
+                let mut bytes = Vec::new();
+                while let Some([b, c]) = seq.next_element::<[u64; 2]>()? {
+                    put(&mut bytes, b);
+                    put(&mut bytes, c);
+                }
+                bytes.shrink_to_fit();
+                Ok(Buckets(bytes))
+            }
+        }
+        d.deserialize_seq(Pairs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_keep_only_the_counts_used_and_add_up_exactly() {
+        let mut dense = vec![0u64; 802];
+        dense[3] = 1;
+        dense[300] = 200;
+        dense[801] = u64::MAX / 4;
+        let a = Buckets::from_counts(&dense);
+        assert_eq!(a.iter().collect::<Vec<_>>(), [(3, 1), (300, 200), (801, u64::MAX / 4)]);
+        // Three buckets in 2 + 4 + 11 bytes, where the dense histogram takes 6416.
+        assert_eq!(a.bytes(), 17);
+        let mut sum = Buckets::from_pairs([(0, 5), (300, 1)]);
+        sum.add(&a);
+        assert_eq!(
+            sum.iter().collect::<Vec<_>>(),
+            [(0, 5), (3, 1), (300, 201), (801, u64::MAX / 4)]
+        );
+        let mut back = vec![0u64; 802];
+        sum.add_to(&mut back);
+        assert_eq!(back.iter().sum::<u64>(), sum.total());
+        let json = serde_json::to_string(&sum).unwrap();
+        assert_eq!(json, format!("[[0,5],[3,1],[300,201],[801,{}]]", u64::MAX / 4));
+        assert_eq!(serde_json::from_str::<Buckets>(&json).unwrap(), sum);
+    }
+
+    #[test]
+    fn damaged_windows_are_named() {
+        let ok = Windows {
+            width: 10.0,
+            picks: vec![vec![1, 2]; 2],
+            queue: vec![vec![0.5; 3]; 2],
+            latency: vec![Buckets::from_pairs([(1, 3)]); 2],
+        };
+        assert_eq!(ok.damage(802), None);
+        assert_eq!(ok.sojourns(), 6);
+        let mut short = ok.clone();
+        short.latency.pop();
+        assert!(short.damage(802).unwrap().contains("2 dispatch counts, 2 queue integrals and 1"));
+        let mut uneven = ok.clone();
+        uneven.queue[1].push(1.0);
+        assert!(uneven.damage(802).unwrap().contains("not all of one farm"));
+        let mut disorder = ok.clone();
+        disorder.latency[1] = Buckets::from_pairs([(5, 1), (5, 1)]);
+        assert!(disorder.damage(802).unwrap().starts_with("window 1's histogram has bucket 5"));
+        assert!(ok.damage(1).unwrap().contains("bucket 1 (count 3)"));
+    }
 }
