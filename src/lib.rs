@@ -25,7 +25,6 @@
 
 pub mod admission;
 pub mod cli;
-pub mod config;
 pub mod count;
 pub mod engine;
 pub mod error;
@@ -35,6 +34,7 @@ pub mod info;
 pub mod input;
 pub mod limits;
 pub mod model;
+pub mod options;
 pub mod output;
 pub mod policy;
 pub mod reproduce;

@@ -90,7 +90,7 @@ fn main() -> ExitCode {
     };
     // A shard carries its windows in its records: `merge --series` writes them.
     let series_path = match &cfg.experiment {
-        lbsim::config::Experiment::Run(r) if !matches!(job, Job::Shard { .. }) => {
+        lbsim::experiment::Experiment::Run(r) if !matches!(job, Job::Shard { .. }) => {
             r.series.as_deref()
         }
         _ => None,

@@ -9,6 +9,7 @@
 
 pub mod adapt;
 pub mod bins;
+pub mod common;
 pub mod estimate;
 pub mod fixed;
 pub mod hash;
@@ -16,6 +17,7 @@ pub mod hetero;
 pub mod homo;
 pub mod limit;
 pub mod ordered;
+pub mod queueing;
 pub mod run;
 pub mod stale;
 pub mod subset;
@@ -27,7 +29,6 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::config::{Common, Config, Experiment, RunConfig};
 use crate::engine::simulate;
 use crate::model::Clients;
 use crate::model::{Farm, Information, SimOptions};
@@ -43,6 +44,9 @@ use crate::stats::{RepStats, SeriesSum, Summary, Tally, compare};
 use crate::subset::subset_keyed;
 use crate::with_policy;
 use crate::workload::{Arrivals, ExpDemands, KeySpec, PoissonGaps, Service};
+
+pub use crate::options::Quantile;
+pub use common::{Common, Config, Experiment, RunConfig};
 
 /// Told of each finished replication and of work added on the way (from any worker thread).
 pub type Progress<'a> = &'a dyn Reporter;

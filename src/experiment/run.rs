@@ -10,11 +10,11 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::common::{Common, RunConfig};
 use super::{
     Outcome, Progress, STEADY_NOTE, Scenario, VsBaseline, Workload, run_scenarios_with,
     steadiness_mark, stop_warnings,
 };
-use crate::config::{Common, RunConfig};
 use crate::model::{Farm, Information};
 use crate::output::Report;
 use crate::output::series::{self, Pooled};
@@ -23,6 +23,9 @@ use crate::policy::{PolicyKind, Tuning};
 use crate::scenario::{Spec, Warmup};
 
 pub use crate::policy::DEFAULT_TAU;
+
+mod validate;
+pub(crate) use validate::config;
 
 /// A policy of a scenario file: its name as written, the kind and its parameters.
 #[derive(Debug, Clone, PartialEq)]

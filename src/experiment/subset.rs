@@ -13,9 +13,11 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
+use super::common::Common;
 use super::{Progress, params};
 use crate::cli::SubsetArgs;
-use crate::config::{Common, UsageError, parse_count, parse_list};
+use crate::error::UsageError;
+use crate::options::{parse_count, parse_list};
 use crate::output::Report;
 use crate::stats::median;
 use crate::subset::{Spread, Subsetting, connections, key};
