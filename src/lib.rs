@@ -17,7 +17,8 @@
 //! - [`input`]: the user's files read within limits (size, line length, regular files);
 //! - [`theory`]: the closed forms results are checked against.
 //!
-//! Data flow: `cli` → `config` (validated, typed) → `experiment::<command>::run` → typed rows
+//! Data flow: `cli` → [`experiment::Config::from_cli`] (each command validates its own options,
+//! [`experiment::Command::config`]) → `experiment::<command>::run` → typed rows
 //! ([`experiment::Rows`]) → a [`output::Report`] of cells for the exporters; the figures and the
 //! article's checks ([`reproduce`]) read the typed rows.
 

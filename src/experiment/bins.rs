@@ -9,10 +9,12 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
+use super::{Command, Experiment};
 use super::{Progress, params};
 use crate::cli::BinsArgs;
+use crate::cli::Global;
 use crate::error::{UsageError, bad, conflict};
-use crate::experiment::common::{Common, Experiment, check_memory, check_replications};
+use crate::experiment::common::{Common, check_memory, check_replications};
 use crate::limits;
 use crate::options::{parse_count, parse_list};
 use crate::output::Report;
@@ -39,6 +41,27 @@ pub struct BinsConfig {
     pub d: Vec<u32>,
     /// Variants.
     pub variants: Vec<Variant>,
+}
+
+/// `lbsim bins`.
+pub struct Bins;
+
+impl Command for Bins {
+    type Args = BinsArgs;
+    type Config = BinsConfig;
+    type Rows = Vec<BinsRow>;
+
+    fn config(a: &BinsArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        config(a, common)
+    }
+
+    fn run(cfg: &BinsConfig, c: &Common, progress: Progress) -> (Vec<BinsRow>, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &BinsConfig, seeds: u64) -> u64 {
+        cases(cfg).len() as u64 * seeds
+    }
 }
 
 /// Validates `lbsim bins`: the bin counts, choices and variants.

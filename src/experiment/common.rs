@@ -1,13 +1,14 @@
 //! What every command shares: the common options, the run length of the queueing commands, the
-//! validated command ([`Experiment`]) and [`Config::from_cli`], which dispatches to each command's
-//! own validation, and the size checks that keep any run within memory.
+//! validated command ([`Config`]) and [`Config::from_cli`], which hands each command's arguments to
+//! its own validation ([`Command::config`](super::Command::config)), and the size checks that keep
+//! any run within memory.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{bins, fixed, hash, hetero, homo, limit, run, stale, subset, swrr};
-use crate::cli::{Cli, Command};
+use super::Experiment;
+use crate::cli::Cli;
 use crate::error::{UsageError, conflict, too_large};
 use crate::limits;
 use crate::model::RunLength;
@@ -89,33 +90,6 @@ impl RunConfig {
     }
 }
 
-/// The experiment to run, with its validated parameters.
-#[derive(Debug, Clone)]
-pub enum Experiment {
-    /// `bins`
-    Bins(bins::BinsConfig),
-    /// `fixed`
-    Fixed(fixed::FixedConfig),
-    /// `homo`
-    Homo(homo::HomoConfig),
-    /// `hetero`
-    Hetero(hetero::HeteroConfig),
-    /// `stale`
-    Stale(stale::StaleConfig),
-    /// `swrr`
-    Swrr(swrr::SwrrConfig),
-    /// `hash`
-    Hash(hash::HashConfig),
-    /// `run FILE.toml`
-    Run(run::RunScenario),
-    /// `subset`
-    Subset(subset::SubsetConfig),
-    /// `limit`
-    Limit(limit::LimitConfig),
-    /// A scenario file to print (`run --print`, `--print-scenario`): the output is this text.
-    Print(String),
-}
-
 /// Everything a run needs.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -127,31 +101,11 @@ pub struct Config {
     pub warnings: Vec<String>,
 }
 
-pub use crate::limits::DEFAULT_MAX_REQUESTS;
-
 impl Config {
     /// Validates the parsed command line.
     pub fn from_cli(cli: &Cli) -> Result<Config, UsageError> {
-        let g = &cli.global;
         let (mut common, warnings) = common_config(cli)?;
-        let (seeds, threads) = (common.seeds, common.threads);
-        let experiment = match &cli.command {
-            Command::Run(a) => run::config(a, &mut common, g.seeds.is_some(), g.seed.is_some())?,
-            Command::Subset(a) => Experiment::Subset(subset::config(a, seeds)?),
-            Command::Limit(a) => limit::config(a, &common)?,
-            Command::Bins(a) => bins::config(a, &common)?,
-            Command::Fixed(a) => fixed::config(a, &common)?,
-            Command::Homo(a) => homo::config(a, &common)?,
-            Command::Hetero(a) => hetero::config(a, &common)?,
-            Command::Stale(a) => stale::config(a, &common)?,
-            Command::Swrr(a) => swrr::config(a)?,
-            Command::Hash(a) => Experiment::Hash(hash::config(a, seeds, threads)?),
-            Command::Merge(_) => {
-                return Err(UsageError::Other(
-                    "merge is read by lbsim::shard::Job, not by Config::from_cli".into(),
-                ));
-            }
-        };
+        let experiment = super::config_of(cli, &mut common)?;
         Ok(Config { common, experiment, warnings })
     }
 }
@@ -160,22 +114,7 @@ impl Config {
 /// the warnings they give.
 fn common_config(cli: &Cli) -> Result<(Common, Vec<String>), UsageError> {
     let g = &cli.global;
-    if let Command::Swrr(_) = cli.command {
-        // `swrr` is exact arithmetic: no replications, no randomness, no workers.
-        let unused = [("--seeds", g.seeds.is_some()), ("--seed", g.seed.is_some())];
-        let unused = unused.into_iter().chain([("--threads", g.threads.is_some())]);
-        if let Some((option, _)) = unused.into_iter().find(|&(_, given)| given) {
-            return Err(conflict(
-                option,
-                "is not used by swrr, which runs no replications and draws no random numbers",
-            ));
-        }
-    }
-    let default_seeds = match cli.command {
-        Command::Fixed(_) => 3,
-        Command::Subset(_) => subset::DEFAULT_SEEDS,
-        _ => 5,
-    };
+    let (default_seeds, plot) = super::global_of(&cli.command, g)?;
     let seeds = match &g.seeds {
         Some(s) => parse_count("--seeds", s, 1, limits::REPLICATIONS)?,
         None => default_seeds,
@@ -204,11 +143,6 @@ fn common_config(cli: &Cli) -> Result<(Common, Vec<String>), UsageError> {
     if let Some(out) = &out {
         check_out("--out", out)?;
     }
-    let plot = match &cli.command {
-        Command::Fixed(a) => a.plot.clone(),
-        Command::Stale(a) => a.plot.clone(),
-        _ => None,
-    };
     if let Some(plot) = &plot {
         if plot == Path::new("-") {
             if out.is_none() {

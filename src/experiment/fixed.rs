@@ -7,21 +7,26 @@
 
 use serde::Serialize;
 
-use super::common::{Common, Experiment, RunConfig};
+use super::common::{Common, RunConfig};
+use super::queueing;
 use super::queueing::{check_horizon, check_run_size, group, print_scenario, run_config};
+use super::{Command, Experiment};
 use super::{
     Outcome, Progress, STEADY_NOTE, Scenario, Workload, params, run_scenarios, stop_warnings,
     total_events,
 };
 use crate::cli::FixedArgs;
+use crate::cli::Global;
 use crate::error::{UsageError, conflict, too_large};
 use crate::limits;
 use crate::model::{Farm, Information};
 use crate::options::{load, parse_count, parse_list, server_count};
 use crate::output::Report;
+use crate::output::plot;
 use crate::policy::PolicyKind;
 use crate::stats::ci95_half_width;
 use crate::theory::{fixed_point, fixed_point_mean};
+use std::path::PathBuf;
 
 /// `lbsim fixed`.
 #[derive(Debug, Clone, Serialize)]
@@ -34,6 +39,40 @@ pub struct FixedConfig {
     pub d: Vec<u32>,
     /// Run length.
     pub run: RunConfig,
+}
+
+/// `lbsim fixed`.
+pub struct Fixed;
+
+impl Command for Fixed {
+    type Args = FixedArgs;
+    type Config = FixedConfig;
+    type Rows = Vec<FixedRow>;
+    const DEFAULT_SEEDS: u64 = 3;
+
+    fn plot(a: &FixedArgs) -> Option<PathBuf> {
+        a.plot.clone()
+    }
+
+    fn figure(rows: &Vec<FixedRow>) -> Option<String> {
+        let levels: Vec<plot::Level> = rows
+            .iter()
+            .map(|r| plot::Level { d: r.d, lambda: r.lambda, i: r.i, sim: r.sim, theory: r.theory })
+            .collect();
+        Some(plot::supermarket(&levels))
+    }
+
+    fn config(a: &FixedArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        config(a, common)
+    }
+
+    fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Vec<FixedRow>, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &FixedConfig, seeds: u64) -> u64 {
+        queueing::replications(plan(cfg).len(), &cfg.run, seeds)
+    }
 }
 
 /// Validates `lbsim fixed`: the farm, loads and choices, with the levels the fixed point lists.

@@ -26,7 +26,9 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::common::{Common, check_memory, check_replications};
+use super::{Command, Experiment};
 use super::{Progress, params};
+use crate::cli::Global;
 use crate::cli::HashArgs;
 use crate::error::{UsageError, bad, conflict, too_large};
 use crate::hashing::{DEFAULT_TABLE_SIZE, Maglev, Ring, factor_percent, haproxy_slots, key_hash};
@@ -61,6 +63,27 @@ pub struct HashConfig {
     pub methods: Vec<HashMethod>,
     /// Bounded-load factor of the `ring-bounded` rows (`None`: no such rows).
     pub balance: Option<f64>,
+}
+
+/// `lbsim hash`.
+pub struct Hash;
+
+impl Command for Hash {
+    type Args = HashArgs;
+    type Config = HashConfig;
+    type Rows = Vec<HashRow>;
+
+    fn config(a: &HashArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        Ok(Experiment::Hash(config(a, common.seeds, common.threads)?))
+    }
+
+    fn run(cfg: &HashConfig, c: &Common, progress: Progress) -> (Vec<HashRow>, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &HashConfig, seeds: u64) -> u64 {
+        cases(cfg).len() as u64 * seeds
+    }
 }
 
 /// Validates `lbsim hash`.

@@ -11,15 +11,18 @@
 
 use serde::Serialize;
 
-use super::common::{Common, Experiment, RunConfig};
+use super::common::{Common, RunConfig};
+use super::queueing;
 use super::queueing::{
     baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
     policy_names, print_scenario, run_config,
 };
+use super::{Command, Experiment};
 use super::{
     Outcome, Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios,
     steadiness_mark, stop_warnings, total_events,
 };
+use crate::cli::Global;
 use crate::cli::HeteroArgs;
 use crate::error::{UsageError, conflict};
 use crate::limits;
@@ -61,6 +64,27 @@ impl HeteroConfig {
         let mut r = vec![self.slow_rate; self.slow];
         r.resize(self.slow + self.fast, self.fast_rate);
         r
+    }
+}
+
+/// `lbsim hetero`.
+pub struct Hetero;
+
+impl Command for Hetero {
+    type Args = HeteroArgs;
+    type Config = HeteroConfig;
+    type Rows = Vec<HeteroRow>;
+
+    fn config(a: &HeteroArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        config(a, common)
+    }
+
+    fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Vec<HeteroRow>, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &HeteroConfig, seeds: u64) -> u64 {
+        queueing::replications(plan(cfg).len(), &cfg.run, seeds)
     }
 }
 

@@ -2,15 +2,18 @@
 
 use serde::Serialize;
 
-use super::common::{Common, Experiment, RunConfig};
+use super::common::{Common, RunConfig};
+use super::queueing;
 use super::queueing::{
     baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
     policy_names, print_scenario, run_config,
 };
+use super::{Command, Experiment};
 use super::{
     Outcome, Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios,
     steadiness_mark, stop_warnings, total_events,
 };
+use crate::cli::Global;
 use crate::cli::HomoArgs;
 use crate::error::UsageError;
 use crate::model::Farm;
@@ -35,6 +38,27 @@ pub struct HomoConfig {
     pub baseline: Option<PolicyKind>,
     /// Run length.
     pub run: RunConfig,
+}
+
+/// `lbsim homo`.
+pub struct Homo;
+
+impl Command for Homo {
+    type Args = HomoArgs;
+    type Config = HomoConfig;
+    type Rows = Vec<HomoRow>;
+
+    fn config(a: &HomoArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        config(a, common)
+    }
+
+    fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Vec<HomoRow>, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &HomoConfig, seeds: u64) -> u64 {
+        queueing::replications(plan(cfg).len(), &cfg.run, seeds)
+    }
 }
 
 /// Validates `lbsim homo`: a farm of equal servers, its loads and policies.

@@ -16,9 +16,11 @@ use std::path::Path;
 use rand::RngExt;
 use serde::Serialize;
 
-use super::common::{Common, Experiment, RunConfig};
+use super::common::{Common, RunConfig};
+use super::{Command, Experiment};
 use super::{Progress, Scenario, Workload, run_scenarios};
 use crate::admission::{Admission, AdmissionSpec, AdmissionStats, Decision, Gate};
+use crate::cli::Global;
 use crate::cli::LimitArgs;
 use crate::error::{UsageError, conflict, shown, too_large};
 use crate::limits;
@@ -32,6 +34,27 @@ use crate::rng::{SimRng, StreamKey};
 use crate::stats::ci95_half_width;
 use crate::theory;
 use crate::workload::{ArrivalSpec, ServiceSpec};
+
+/// `lbsim limit`.
+pub struct Limit;
+
+impl Command for Limit {
+    type Args = LimitArgs;
+    type Config = LimitConfig;
+    type Rows = LimitRows;
+
+    fn config(a: &LimitArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        config(a, common)
+    }
+
+    fn run(cfg: &LimitConfig, c: &Common, progress: Progress) -> (LimitRows, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &LimitConfig, seeds: u64) -> u64 {
+        replications(cfg, seeds)
+    }
+}
 
 /// Validates `lbsim limit`: a limiter, its pattern, duration and capacity (or the claims).
 pub fn config(a: &LimitArgs, common: &Common) -> Result<Experiment, UsageError> {

@@ -2,14 +2,15 @@
 //! the run options, the checks of run length, clock and farm size, `--baseline`, and
 //! `--print-scenario`, which writes a command's run as a scenario file.
 
-use super::common::{Common, Experiment, RunConfig, check_memory, check_replications};
+use super::Experiment;
+use super::common::{Common, RunConfig, check_memory, check_replications};
 use crate::cli;
 use crate::error::{UsageError, bad, conflict, too_large};
 use crate::limits;
 use crate::options::{parse_count, parse_precision, parse_quantiles};
 use crate::policy::{PolicyKind, SWRR_MAX_CYCLE, integer_weights};
 
-pub use crate::limits::DEFAULT_MAX_REQUESTS;
+use crate::limits::DEFAULT_MAX_REQUESTS;
 
 /// The run options of a queueing command (`--requests`, `--warmup`, `--precision`,
 /// `--max-requests`, `--quantiles`, `--queue-guard`), with its default run length.
@@ -261,4 +262,11 @@ pub(crate) fn policy_names<S: serde::Serializer>(
     s: S,
 ) -> Result<S::Ok, S::Error> {
     s.collect_seq(p.iter().map(|k| k.name()))
+}
+
+/// The replications of `scenarios` scenarios run with `run`, `seeds` each: twice over with
+/// `--warmup auto`, whose pilot runs first.
+pub(crate) fn replications(scenarios: usize, run: &RunConfig, seeds: u64) -> u64 {
+    let passes = if run.warmup_auto { 2 } else { 1 };
+    scenarios as u64 * seeds * passes
 }

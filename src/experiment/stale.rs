@@ -9,23 +9,28 @@
 
 use serde::Serialize;
 
-use super::common::{Common, Experiment, RunConfig};
+use super::common::{Common, RunConfig};
+use super::queueing;
 use super::queueing::{
     baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
     policy_names, print_scenario, run_config,
 };
+use super::{Command, Experiment};
 use super::{
     Outcome, Progress, Reading, STEADY_NOTE, Scenario, Workload, params, readings, run_scenarios,
     steadiness_mark, stop_warnings, total_events,
 };
+use crate::cli::Global;
 use crate::cli::StaleArgs;
 use crate::error::{UsageError, too_large};
 use crate::limits;
 use crate::model::{Farm, Information};
 use crate::options::{load, parse_f64, parse_list, policies, server_count};
 use crate::output::Report;
+use crate::output::plot;
 use crate::policy::Info;
 use crate::policy::PolicyKind;
+use std::path::PathBuf;
 
 /// `lbsim stale`.
 #[derive(Debug, Clone, Serialize)]
@@ -44,6 +49,43 @@ pub struct StaleConfig {
     pub baseline: Option<PolicyKind>,
     /// Run length.
     pub run: RunConfig,
+}
+
+/// `lbsim stale`.
+pub struct Stale;
+
+impl Command for Stale {
+    type Args = StaleArgs;
+    type Config = StaleConfig;
+    type Rows = Vec<StaleRow>;
+    fn plot(a: &StaleArgs) -> Option<PathBuf> {
+        a.plot.clone()
+    }
+
+    fn figure(rows: &Vec<StaleRow>) -> Option<String> {
+        let points: Vec<plot::BoardPoint> = rows
+            .iter()
+            .map(|r| plot::BoardPoint {
+                policy: &r.policy,
+                period: r.period,
+                mean: r.mean,
+                steady: r.reading.steady,
+            })
+            .collect();
+        Some(plot::board(&points))
+    }
+
+    fn config(a: &StaleArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        config(a, common)
+    }
+
+    fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Vec<StaleRow>, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &StaleConfig, seeds: u64) -> u64 {
+        queueing::replications(plan(cfg).len(), &cfg.run, seeds)
+    }
 }
 
 /// Validates `lbsim stale`: a farm behind a board, its posting periods and policies.

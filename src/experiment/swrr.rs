@@ -8,9 +8,11 @@
 
 use serde::Serialize;
 
-use super::common::Experiment;
+use super::{Command, Experiment};
+use super::{Common, Progress};
+use crate::cli::Global;
 use crate::cli::SwrrArgs;
-use crate::error::{UsageError, bad};
+use crate::error::{UsageError, bad, conflict};
 use crate::limits;
 use crate::options::parse_count;
 use crate::output::Report;
@@ -25,6 +27,40 @@ pub struct SwrrConfig {
     /// Weight sets to compare (none with `--trace`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sets: Vec<Vec<u64>>,
+}
+
+/// `lbsim swrr`.
+pub struct Swrr;
+
+impl Command for Swrr {
+    type Args = SwrrArgs;
+    type Config = SwrrConfig;
+    type Rows = SwrrRows;
+
+    /// `swrr` is exact arithmetic: no replications, no randomness, no workers.
+    fn check_global(g: &Global) -> Result<(), UsageError> {
+        let unused = [("--seeds", g.seeds.is_some()), ("--seed", g.seed.is_some())];
+        let unused = unused.into_iter().chain([("--threads", g.threads.is_some())]);
+        if let Some((option, _)) = unused.into_iter().find(|&(_, given)| given) {
+            return Err(conflict(
+                option,
+                "is not used by swrr, which runs no replications and draws no random numbers",
+            ));
+        }
+        Ok(())
+    }
+
+    fn config(a: &SwrrArgs, _: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        config(a)
+    }
+
+    fn run(cfg: &SwrrConfig, _: &Common, _: Progress) -> (SwrrRows, Report, u64) {
+        run(cfg)
+    }
+
+    fn replications(_: &SwrrConfig, _: u64) -> u64 {
+        0
+    }
 }
 
 /// Validates `lbsim swrr`: the trace and the weight sets compared.
