@@ -28,7 +28,7 @@ mod baseline;
 use std::hint::black_box;
 use std::time::Instant;
 
-use lbsim::config::RunConfig;
+use lbsim::experiment::RunConfig;
 use lbsim::experiment::{Scenario, run_replication};
 use lbsim::model::Farm;
 use lbsim::policy::PolicyKind;

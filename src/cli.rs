@@ -1,5 +1,5 @@
-//! The command line, as clap sees it. Values stay close to the flags here; `config` validates
-//! them and builds the typed configuration the experiments run on.
+//! The command line, as clap sees it. Values stay close to the flags here; each command's file in
+//! `experiment` validates them and builds the typed configuration it runs on.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;

@@ -2,6 +2,8 @@
 //! accepted, as fields; its `Display` is one line, which the binary prints after `error: ` before
 //! exiting with status 2.
 
+use std::fmt;
+
 use thiserror::Error;
 
 /// A user's value as it may appear in a one-line message: control characters escaped, and cut
@@ -115,6 +117,25 @@ pub enum UsageError {
     /// An error reported by the command-line parser, already one line.
     #[error("{}", one_line(.0))]
     Other(String),
+}
+
+/// A value `option` does not accept; `accepted` says what it does.
+pub fn bad(option: &str, value: &str, accepted: impl fmt::Display) -> UsageError {
+    UsageError::InvalidValue {
+        option: option.into(),
+        value: value.into(),
+        accepted: accepted.to_string(),
+    }
+}
+
+/// A rule about `option` and the others given, stated after its name.
+pub fn conflict(option: &str, rule: impl Into<String>) -> UsageError {
+    UsageError::Conflict { option: option.into(), rule: rule.into() }
+}
+
+/// A size beyond a limit, stated after the option's name.
+pub fn too_large(option: impl Into<String>, limit: impl Into<String>) -> UsageError {
+    UsageError::TooLarge { option: option.into(), limit: limit.into() }
 }
 
 /// A bad scenario: one line naming the file, the line when known, and the key.
@@ -261,6 +282,14 @@ mod tests {
                 "--set a.b=1",
             ),
         ]
+    }
+
+    #[test]
+    fn messages_stay_on_one_line() {
+        assert_eq!(shown("a\nb\tc"), "a\\nb\\tc");
+        assert_eq!(shown(&"x".repeat(100)).len(), 63);
+        let e = bad("--loads", "0.5\n0.9", "expected a load").to_string();
+        assert_eq!(e.lines().count(), 1, "{e}");
     }
 
     #[test]

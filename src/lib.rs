@@ -17,7 +17,8 @@
 //! - [`input`]: the user's files read within limits (size, line length, regular files);
 //! - [`theory`]: the closed forms results are checked against.
 //!
-//! Data flow: `cli` → `config` (validated, typed) → `experiment::<command>::run` → typed rows
+//! Data flow: `cli` → [`experiment::Config::from_cli`] (each command validates its own options,
+//! [`experiment::Command::config`]) → `experiment::<command>::run` → typed rows
 //! ([`experiment::Rows`]) → a [`output::Report`] of cells for the exporters; the figures and the
 //! article's checks ([`reproduce`]) read the typed rows.
 
@@ -25,7 +26,6 @@
 
 pub mod admission;
 pub mod cli;
-pub mod config;
 pub mod count;
 pub mod engine;
 pub mod error;
@@ -35,6 +35,7 @@ pub mod info;
 pub mod input;
 pub mod limits;
 pub mod model;
+pub mod options;
 pub mod output;
 pub mod policy;
 pub mod reproduce;

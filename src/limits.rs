@@ -1,7 +1,7 @@
 //! Upper bounds that keep a run within memory and within a human lifetime.
 //!
-//! The command line (`config`) and scenario files (`scenario`) refuse values beyond them; this
-//! module depends on no other, so both can use it.
+//! The command line (`options` and the commands in `experiment`) and scenario files (`scenario`)
+//! refuse values beyond them; this module depends on no other, so both can use it.
 
 /// Servers in a farm (each costs ~100 bytes per replication in flight).
 pub const SERVERS: u64 = 1_000_000;

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 use indicatif::ProgressBar;
-use lbsim::cli::{Cli, Command};
+use lbsim::cli::Cli;
 use lbsim::output::dest::{self, Destination, Spool};
 use lbsim::output::progress::Progress;
 use lbsim::shard::Job;
@@ -68,7 +68,7 @@ fn main() -> ExitCode {
     let progress = Progress::start(
         job.replications(),
         job.requests(),
-        command_name(&cli.command),
+        lbsim::experiment::command_name(&cli.command),
         cli.global.quiet,
     );
     clean_up_on_signals(progress.bar());
@@ -90,7 +90,7 @@ fn main() -> ExitCode {
     };
     // A shard carries its windows in its records: `merge --series` writes them.
     let series_path = match &cfg.experiment {
-        lbsim::config::Experiment::Run(r) if !matches!(job, Job::Shard { .. }) => {
+        lbsim::experiment::Experiment::Run(r) if !matches!(job, Job::Shard { .. }) => {
             r.series.as_deref()
         }
         _ => None,
@@ -264,20 +264,4 @@ fn cannot_write(option: &str, path: Option<&Path>, e: io::Error, progress: Progr
 /// One line on stderr; a closed stderr is not worth a panic.
 fn say(line: &str) {
     let _ = writeln!(io::stderr().lock(), "{line}");
-}
-
-fn command_name(c: &Command) -> &'static str {
-    match c {
-        Command::Bins(_) => "bins",
-        Command::Fixed(_) => "fixed",
-        Command::Homo(_) => "homo",
-        Command::Hetero(_) => "hetero",
-        Command::Stale(_) => "stale",
-        Command::Swrr(_) => "swrr",
-        Command::Run(_) => "run",
-        Command::Subset(_) => "subset",
-        Command::Hash(_) => "hash",
-        Command::Limit(_) => "limit",
-        Command::Merge(_) => "merge",
-    }
 }

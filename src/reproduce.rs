@@ -10,8 +10,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::cli::Cli;
-use crate::config::{Config, UsageError, Variant};
+use crate::error::UsageError;
+use crate::experiment::Config;
 use crate::experiment::bins::BinsRow;
+use crate::experiment::bins::Variant;
 use crate::experiment::fixed::FixedRow;
 use crate::experiment::hash::HashRow;
 use crate::experiment::hetero::HeteroRow;

@@ -1,6 +1,6 @@
 //! The article's remaining experiments: `hetero`, `stale`, `swrr`.
 
-use lbsim::config::RunConfig;
+use lbsim::experiment::RunConfig;
 use lbsim::experiment::swrr::{smooth_cycle, smoothness};
 use lbsim::experiment::{Scenario, Workload, run_replication, stale};
 use lbsim::model::{Farm, Information};

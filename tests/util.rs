@@ -2,7 +2,7 @@
 
 use std::process::{Command, Output};
 
-use lbsim::config::{Common, RunConfig};
+use lbsim::experiment::{Common, RunConfig};
 use lbsim::experiment::{Scenario, run_replication};
 use lbsim::output::Format;
 use lbsim::stats::RepStats;

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use clap::{CommandFactory, Parser};
 use lbsim::cli::Cli;
-use lbsim::config::{Config, Experiment};
 use lbsim::experiment;
+use lbsim::experiment::{Config, Experiment};
 use lbsim::output::Format;
 use lbsim::output::progress::Reporter;
 use proptest::prelude::*;
@@ -922,7 +922,7 @@ fn cost(cfg: &Config) -> f64 {
     let threads = cfg.common.threads.unwrap_or(1) as f64;
     // --precision may double up to --max-requests, each doubling a run from scratch (twice the
     // largest run in all); --warmup auto adds a pilot of the same length.
-    let arrivals = |r: &lbsim::config::RunConfig| {
+    let arrivals = |r: &lbsim::experiment::RunConfig| {
         let doubling = if r.precision.is_some() { 2.0 } else { 1.0 };
         r.most_arrivals() as f64 * doubling
     };

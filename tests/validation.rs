@@ -3,7 +3,7 @@
 //! deviations, so a correct simulator fails with negligible probability while a modelling error of
 //! a few percent does not pass.
 
-use lbsim::config::Variant;
+use lbsim::experiment::bins::Variant;
 use lbsim::experiment::{Scenario, Workload, bins};
 use lbsim::model::{Farm, Information};
 use lbsim::policy::PolicyKind;

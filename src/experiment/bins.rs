@@ -9,12 +9,93 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
+use super::{Command, Experiment};
 use super::{Progress, params};
-use crate::config::{BinsConfig, Common, Variant};
+use crate::cli::BinsArgs;
+use crate::cli::Global;
+use crate::error::{UsageError, bad, conflict};
+use crate::experiment::common::{Common, check_memory, check_replications};
+use crate::limits;
+use crate::options::{parse_count, parse_list};
 use crate::output::Report;
 use crate::policy::uniform;
 use crate::rng::{SimRng, StreamKey};
 use crate::stats::median;
+
+/// `bins` variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// d independent uniform choices.
+    Uniform,
+    /// Vöcking's always-go-left.
+    Left,
+}
+
+/// `lbsim bins`.
+#[derive(Debug, Clone, Serialize)]
+pub struct BinsConfig {
+    /// Balls = bins.
+    pub n: Vec<u64>,
+    /// Choices.
+    pub d: Vec<u32>,
+    /// Variants.
+    pub variants: Vec<Variant>,
+}
+
+/// `lbsim bins`.
+pub struct Bins;
+
+impl Command for Bins {
+    type Args = BinsArgs;
+    type Config = BinsConfig;
+    type Rows = Vec<BinsRow>;
+
+    fn config(a: &BinsArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        config(a, common)
+    }
+
+    fn run(cfg: &BinsConfig, c: &Common, progress: Progress) -> (Vec<BinsRow>, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &BinsConfig, seeds: u64) -> u64 {
+        cases(cfg).len() as u64 * seeds
+    }
+}
+
+/// Validates `lbsim bins`: the bin counts, choices and variants.
+pub fn config(a: &BinsArgs, common: &Common) -> Result<Experiment, UsageError> {
+    let (seeds, threads) = (common.seeds, common.threads);
+    let n = parse_list("--n", &a.n, |s| parse_count("--n", s, 1, limits::BINS))?;
+    let d = parse_list("--d", &a.d, |s| Ok(parse_count("--d", s, 1, 64)? as u32))?;
+    let variants = parse_list("--variants", &a.variants, |s| match s {
+        "uniform" => Ok(Variant::Uniform),
+        "left" => Ok(Variant::Left),
+        _ => Err(bad("--variants", s, "expected uniform or left")),
+    })?;
+    if !variants.contains(&Variant::Uniform) && d.iter().all(|&dd| dd < 2) {
+        return Err(conflict(
+            "--variants left",
+            "runs only for --d 2 or more, and --d gives only 1: nothing to run",
+        ));
+    }
+    if let Some(&dd) = d.iter().find(|&&dd| u64::from(dd) > *n.iter().min().unwrap()) {
+        return Err(conflict(
+            "--d",
+            format!("{dd} is larger than the smallest --n; each ball needs d <= n bins"),
+        ));
+    }
+    check_replications(seeds, n.len() * d.len() * variants.len())?;
+    let largest = n.iter().copied().max().unwrap_or(0);
+    check_memory(
+        threads,
+        seeds * n.len() as u64,
+        largest * limits::BYTES_PER_BIN,
+        &format!("--n {largest}"),
+    )?;
+    Ok(Experiment::Bins(BinsConfig { n, d, variants }))
+}
 
 /// One row of `bins`.
 #[derive(Debug, Clone, Serialize)]

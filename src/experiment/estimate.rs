@@ -5,7 +5,7 @@
 //! per-policy cost factor where the cost grows with the farm, plus the server reports of
 //! `wrr-orca`, divided by [`EVENTS_PER_SECOND`] per worker thread.
 
-use crate::config::{Config, Experiment, RunConfig};
+use super::{Config, Experiment, RunConfig};
 use crate::policy::{PolicyKind, Tuning};
 
 use super::{fixed, hetero, homo, run, stale};

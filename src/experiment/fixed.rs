@@ -7,16 +7,150 @@
 
 use serde::Serialize;
 
+use super::common::{Common, RunConfig};
+use super::queueing;
+use super::queueing::{check_horizon, check_run_size, group, print_scenario, run_config};
+use super::{Command, Experiment};
 use super::{
     Outcome, Progress, STEADY_NOTE, Scenario, Workload, params, run_scenarios, stop_warnings,
     total_events,
 };
-use crate::config::{Common, FixedConfig};
+use crate::cli::FixedArgs;
+use crate::cli::Global;
+use crate::error::{UsageError, conflict, too_large};
+use crate::limits;
 use crate::model::{Farm, Information};
+use crate::options::{load, parse_count, parse_list, server_count};
 use crate::output::Report;
+use crate::output::plot;
 use crate::policy::PolicyKind;
 use crate::stats::ci95_half_width;
 use crate::theory::{fixed_point, fixed_point_mean};
+use std::path::PathBuf;
+
+/// `lbsim fixed`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FixedConfig {
+    /// Servers.
+    pub n: usize,
+    /// Utilisations.
+    pub lambda: Vec<f64>,
+    /// Choices.
+    pub d: Vec<u32>,
+    /// Run length.
+    pub run: RunConfig,
+}
+
+/// `lbsim fixed`.
+pub struct Fixed;
+
+impl Command for Fixed {
+    type Args = FixedArgs;
+    type Config = FixedConfig;
+    type Rows = Vec<FixedRow>;
+    const DEFAULT_SEEDS: u64 = 3;
+
+    fn plot(a: &FixedArgs) -> Option<PathBuf> {
+        a.plot.clone()
+    }
+
+    fn figure(rows: &Vec<FixedRow>) -> Option<String> {
+        let levels: Vec<plot::Level> = rows
+            .iter()
+            .map(|r| plot::Level { d: r.d, lambda: r.lambda, i: r.i, sim: r.sim, theory: r.theory })
+            .collect();
+        Some(plot::supermarket(&levels))
+    }
+
+    fn config(a: &FixedArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        config(a, common)
+    }
+
+    fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Vec<FixedRow>, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &FixedConfig, seeds: u64) -> u64 {
+        queueing::replications(plan(cfg).len(), &cfg.run, seeds)
+    }
+}
+
+/// Validates `lbsim fixed`: the farm, loads and choices, with the levels the fixed point lists.
+pub fn config(a: &FixedArgs, common: &Common) -> Result<Experiment, UsageError> {
+    let (seeds, threads) = (common.seeds, common.threads);
+    let n = server_count("--n", &a.n, 1)?;
+    let lambda = parse_list("--lambda", &a.lambda, |s| load("--lambda", s))?;
+    let d = parse_list("--d", &a.d, |s| {
+        Ok(parse_count("--d", s, 1, u64::from(limits::CHOICES))? as u32)
+    })?;
+    if let Some(&dd) = d.iter().find(|&&dd| dd as usize > n) {
+        return Err(conflict(
+            "--d",
+            format!("{dd} is larger than the farm (--n {n}); d distinct choices need d <= n"),
+        ));
+    }
+    for (&l, &dd) in lambda.iter().flat_map(|l| d.iter().map(move |dd| (l, dd))) {
+        let levels = fixed_levels(l, dd);
+        if levels > limits::LEVELS {
+            return Err(too_large(
+                format!("--lambda {l} with --d {dd}"),
+                format!(
+                    "lists {levels} levels (s_i >= {}); at most {} are accepted: lower --lambda or raise --d",
+                    MIN_THEORY,
+                    limits::LEVELS
+                ),
+            ));
+        }
+    }
+    check_run_size(seeds, lambda.len() * d.len(), threads, n, &format!("--n {n}"))?;
+    let run = run_config(&a.run, 5_000_000, 500_000, seeds)?;
+    if !run.quantiles.is_empty() {
+        return Err(conflict(
+            "--quantiles",
+            "does not apply to fixed, whose rows are queue-length levels",
+        ));
+    }
+    let lowest = lambda.iter().copied().fold(1.0, f64::min);
+    check_horizon(&run, lowest * n as f64, 1.0)?;
+    if a.print_scenario {
+        // d = 1 draws one uniform server, as random does (the same coins).
+        let policies: Vec<PolicyKind> = d
+            .iter()
+            .map(|&d| if d == 1 { PolicyKind::Random } else { PolicyKind::PnC(d) })
+            .collect();
+        let groups = group("servers", n, 1.0).into_iter().collect();
+        let ex = print_scenario(
+            "fixed",
+            groups,
+            &policies,
+            crate::experiment::run::DEFAULT_TAU,
+            &run,
+            common,
+            (lambda[0], None),
+            Some(("arrivals.load", &lambda[..])),
+        )?;
+        return Ok(ex);
+    }
+    Ok(Experiment::Fixed(FixedConfig { n, lambda, d, run }))
+}
+
+/// Number of levels `fixed` lists for `(lambda, d)`: the `i` with `s_i >= MIN_THEORY`, that is
+/// `(1 + d + ... + d^(i-1)) * ln(lambda) >= ln(MIN_THEORY)`; saturates above [`limits::LEVELS`].
+fn fixed_levels(lambda: f64, d: u32) -> u64 {
+    let budget = MIN_THEORY.ln() / lambda.ln();
+    if d == 1 {
+        return budget.min(u64::MAX as f64) as u64;
+    }
+    let (mut exponent, mut power, mut levels) = (0.0, 1.0, 0);
+    loop {
+        exponent += power;
+        if exponent > budget || levels > limits::LEVELS {
+            return levels;
+        }
+        levels += 1;
+        power *= f64::from(d);
+    }
+}
 
 /// Levels are listed while the fixed point is at least this.
 pub const MIN_THEORY: f64 = 1e-6;
@@ -152,4 +286,21 @@ sum s_i (mean_theory)."
         report.notes.push(STEADY_NOTE.into());
     }
     (rows, report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_levels_match_the_fixed_point() {
+        use crate::theory::fixed_point;
+        use MIN_THEORY;
+        for (lambda, d) in [(0.9, 1), (0.9, 2), (0.5, 3), (0.99, 1), (0.999_999, 2)] {
+            let direct = (1..).take_while(|&i| fixed_point(lambda, d, i) >= MIN_THEORY).count();
+            assert_eq!(fixed_levels(lambda, d), direct as u64, "lambda {lambda}, d {d}");
+        }
+        assert!(fixed_levels(0.99999, 1) > limits::LEVELS);
+        assert!(fixed_levels(1.0 - 1e-16, 2) < 100);
+    }
 }

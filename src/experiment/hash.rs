@@ -25,12 +25,148 @@ use rand::Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use super::common::{Common, check_memory, check_replications};
+use super::{Command, Experiment};
 use super::{Progress, params};
-use crate::config::{Common, HashConfig, HashMethod};
+use crate::cli::Global;
+use crate::cli::HashArgs;
+use crate::error::{UsageError, bad, conflict, too_large};
 use crate::hashing::{DEFAULT_TABLE_SIZE, Maglev, Ring, factor_percent, haproxy_slots, key_hash};
+use crate::limits;
+use crate::options::{parse_count, parse_f64, parse_list};
 use crate::output::Report;
 use crate::rng::StreamKey;
 use crate::stats::median;
+
+/// A placement compared by `hash`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HashMethod {
+    /// The hash ring with virtual nodes.
+    Ring,
+    /// Maglev's lookup table.
+    Maglev,
+    /// `hash % n`.
+    Modulo,
+}
+
+/// `lbsim hash`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HashConfig {
+    /// Servers before one is added.
+    pub servers: usize,
+    /// Keys placed (the integers `0..keys`).
+    pub keys: u64,
+    /// Points per server on the ring.
+    pub vnodes: Vec<usize>,
+    /// Placements compared.
+    pub methods: Vec<HashMethod>,
+    /// Bounded-load factor of the `ring-bounded` rows (`None`: no such rows).
+    pub balance: Option<f64>,
+}
+
+/// `lbsim hash`.
+pub struct Hash;
+
+impl Command for Hash {
+    type Args = HashArgs;
+    type Config = HashConfig;
+    type Rows = Vec<HashRow>;
+
+    fn config(a: &HashArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        Ok(Experiment::Hash(config(a, common.seeds, common.threads)?))
+    }
+
+    fn run(cfg: &HashConfig, c: &Common, progress: Progress) -> (Vec<HashRow>, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &HashConfig, seeds: u64) -> u64 {
+        cases(cfg).len() as u64 * seeds
+    }
+}
+
+/// Validates `lbsim hash`.
+pub fn config(a: &HashArgs, seeds: u64, threads: Option<usize>) -> Result<HashConfig, UsageError> {
+    let servers = parse_count("--servers", &a.servers, 1, limits::SERVERS)? as usize;
+    let keys = parse_count("--keys", &a.keys, 1, limits::HASH_KEYS)?;
+    let vnodes = parse_list("--vnodes", &a.vnodes, |s| {
+        Ok(parse_count("--vnodes", s, 1, limits::RING_POINTS)? as usize)
+    })?;
+    let methods = parse_list("--methods", &a.methods, |s| match s {
+        "ring" => Ok(HashMethod::Ring),
+        "maglev" => Ok(HashMethod::Maglev),
+        "modulo" => Ok(HashMethod::Modulo),
+        _ => Err(bad("--methods", s, "expected ring, maglev or modulo")),
+    })?;
+    let ring = methods.contains(&HashMethod::Ring);
+    let balance = match &a.balance {
+        Some(s) => {
+            let f = parse_f64(
+                "--balance",
+                s,
+                |f| f > 1.0 && f <= 100.0 && ((f * 100.0).round() - f * 100.0).abs() < 1e-9,
+                "expected a factor above 1 and at most 100 in whole percent (1.25 is HAProxy's \
+                 hash-balance-factor 125)",
+            )?;
+            if !ring {
+                return Err(conflict(
+                    "--balance",
+                    "adds ring-bounded rows, which need ring in --methods",
+                ));
+            }
+            Some(f)
+        }
+        None => None,
+    };
+    if methods.contains(&HashMethod::Maglev) {
+        maglev_fits(servers, 1, DEFAULT_TABLE_SIZE)
+            .map_err(|rule| conflict("--servers", format!("{servers} with maglev: {rule}")))?;
+    }
+    let most = vnodes.iter().copied().max().unwrap_or(1);
+    let points = (servers as u64 + 1).saturating_mul(most as u64);
+    if ring {
+        ring_fits(servers + 1, most as u64)
+            .map_err(|rule| too_large(format!("--vnodes {most}"), rule))?;
+    }
+    let rows = methods
+        .iter()
+        .map(|m| match m {
+            HashMethod::Ring => vnodes.len() * if balance.is_some() { 2 } else { 1 },
+            _ => 1,
+        })
+        .sum::<usize>();
+    check_replications(seeds, rows)?;
+    // Per replication in flight: two rings (or tables) and one server per key.
+    let rings = if ring { 2 * points * 16 } else { 2 * DEFAULT_TABLE_SIZE as u64 * 4 };
+    check_memory(threads, seeds * rows as u64, rings + keys * 4, &format!("--keys {keys}"))?;
+    Ok(HashConfig { servers, keys, vnodes, methods, balance })
+}
+
+/// Maglev's rule, which `hash` and `run` share: a table of `table` entries holds at most `table`
+/// servers. `hash` builds `servers + 1` (`extra` = 1). The rule broken, as the words after
+/// "with maglev: ".
+pub fn maglev_fits(servers: usize, extra: usize, table: usize) -> Result<(), String> {
+    if servers + extra <= table {
+        return Ok(());
+    }
+    let note = if extra > 0 { " (n + 1 are built)" } else { "" };
+    Err(format!("its table of {table} entries takes at most {} servers{note}", table - extra))
+}
+
+/// The ring's rule, which `hash` and `run` share: `built` servers of `vnodes` points each make at
+/// most [`limits::RING_POINTS`] points (16 bytes each, per ring and replication in flight). The
+/// rule broken, as the words after the points' option (`--vnodes 100 `).
+pub fn ring_fits(built: usize, vnodes: u64) -> Result<(), String> {
+    let points = (built as u64).saturating_mul(vnodes);
+    if points <= limits::RING_POINTS {
+        return Ok(());
+    }
+    Err(format!(
+        "on {built} servers is {points} points per ring; at most {} are accepted",
+        limits::RING_POINTS
+    ))
+}
 
 /// One row of `hash`.
 #[derive(Debug, Clone, Serialize)]

@@ -11,15 +11,128 @@
 
 use serde::Serialize;
 
+use super::common::{Common, RunConfig};
+use super::queueing;
+use super::queueing::{
+    baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
+    policy_names, print_scenario, run_config,
+};
+use super::{Command, Experiment};
 use super::{
     Outcome, Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios,
     steadiness_mark, stop_warnings, total_events,
 };
-use crate::config::{Common, HeteroConfig};
+use crate::cli::Global;
+use crate::cli::HeteroArgs;
+use crate::error::{UsageError, conflict};
+use crate::limits;
 use crate::model::Farm;
+use crate::options::{load, parse_f64, policies, rate, server_count};
 use crate::output::Report;
+use crate::policy::Info;
 use crate::policy::{PolicyKind, integer_weights};
 use crate::stats::Summary;
+
+/// `lbsim hetero`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HeteroConfig {
+    /// Slow servers.
+    pub slow: usize,
+    /// Rate of a slow server.
+    pub slow_rate: f64,
+    /// Fast servers.
+    pub fast: usize,
+    /// Rate of a fast server.
+    pub fast_rate: f64,
+    /// Utilisation of total capacity.
+    pub load: f64,
+    /// Policies.
+    #[serde(serialize_with = "policy_names")]
+    pub policies: Vec<PolicyKind>,
+    /// Peak-EWMA decay constant.
+    pub tau: f64,
+    /// The policy the others are compared with (`--baseline`).
+    #[serde(serialize_with = "policy_name")]
+    pub baseline: Option<PolicyKind>,
+    /// Run length.
+    pub run: RunConfig,
+}
+
+impl HeteroConfig {
+    /// Rates, slow servers first.
+    pub fn rates(&self) -> Vec<f64> {
+        let mut r = vec![self.slow_rate; self.slow];
+        r.resize(self.slow + self.fast, self.fast_rate);
+        r
+    }
+}
+
+/// `lbsim hetero`.
+pub struct Hetero;
+
+impl Command for Hetero {
+    type Args = HeteroArgs;
+    type Config = HeteroConfig;
+    type Rows = Vec<HeteroRow>;
+
+    fn config(a: &HeteroArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        config(a, common)
+    }
+
+    fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Vec<HeteroRow>, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &HeteroConfig, seeds: u64) -> u64 {
+        queueing::replications(plan(cfg).len(), &cfg.run, seeds)
+    }
+}
+
+/// Validates `lbsim hetero`: a farm of slow and fast servers and its policies.
+pub fn config(a: &HeteroArgs, common: &Common) -> Result<Experiment, UsageError> {
+    let (seeds, threads) = (common.seeds, common.threads);
+    let slow = server_count("--slow", &a.slow, 0)?;
+    let fast = server_count("--fast", &a.fast, 0)?;
+    if slow + fast == 0 || (slow + fast) as u64 > limits::SERVERS {
+        return Err(conflict(
+            "--slow plus --fast",
+            format!("must be from 1 to {} servers, got {}", limits::SERVERS, slow + fast),
+        ));
+    }
+    let slow_rate = rate("--slow-rate", &a.slow_rate)?;
+    let fast_rate = rate("--fast-rate", &a.fast_rate)?;
+    let load = load("--load", &a.load)?;
+    let policies = policies("--policies", &a.policies, Info::Live)?;
+    check_farm_size(&policies, slow + fast, "--slow plus --fast")?;
+    let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
+    let what = format!("--slow plus --fast ({})", slow + fast);
+    check_run_size(seeds, policies.len(), threads, slow + fast, &what)?;
+    let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
+    let capacity = slow as f64 * slow_rate + fast as f64 * fast_rate;
+    let fastest = [(slow, slow_rate), (fast, fast_rate)]
+        .iter()
+        .filter(|&&(count, _)| count > 0)
+        .fold(0.0, |m, &(_, rate)| f64::max(m, rate));
+    check_horizon(&run, load * capacity, fastest)?;
+    let baseline = baseline(&a.baseline, &policies)?;
+    let cfg = HeteroConfig { slow, slow_rate, fast, fast_rate, load, policies, tau, baseline, run };
+    check_swrr(&cfg.policies, &cfg.rates())?;
+    if a.print_scenario {
+        let groups = [group("slow", slow, slow_rate), group("fast", fast, fast_rate)];
+        let (first, tau) = ((cfg.load, None), cfg.tau);
+        return print_scenario(
+            "hetero",
+            groups.into_iter().flatten().collect(),
+            &cfg.policies,
+            tau,
+            &cfg.run,
+            common,
+            first,
+            None,
+        );
+    }
+    Ok(Experiment::Hetero(cfg))
+}
 
 /// One row of `hetero`.
 #[derive(Debug, Clone, Serialize)]

@@ -2,13 +2,88 @@
 
 use serde::Serialize;
 
+use super::common::{Common, RunConfig};
+use super::queueing;
+use super::queueing::{
+    baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
+    policy_names, print_scenario, run_config,
+};
+use super::{Command, Experiment};
 use super::{
     Outcome, Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios,
     steadiness_mark, stop_warnings, total_events,
 };
-use crate::config::{Common, HomoConfig};
+use crate::cli::Global;
+use crate::cli::HomoArgs;
+use crate::error::UsageError;
 use crate::model::Farm;
+use crate::options::{load, parse_f64, parse_list, policies, server_count};
 use crate::output::Report;
+use crate::policy::{Info, PolicyKind};
+
+/// `lbsim homo`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HomoConfig {
+    /// Servers.
+    pub servers: usize,
+    /// Utilisations.
+    pub loads: Vec<f64>,
+    /// Policies.
+    #[serde(serialize_with = "policy_names")]
+    pub policies: Vec<PolicyKind>,
+    /// Peak-EWMA decay constant.
+    pub tau: f64,
+    /// The policy the others are compared with (`--baseline`).
+    #[serde(serialize_with = "policy_name")]
+    pub baseline: Option<PolicyKind>,
+    /// Run length.
+    pub run: RunConfig,
+}
+
+/// `lbsim homo`.
+pub struct Homo;
+
+impl Command for Homo {
+    type Args = HomoArgs;
+    type Config = HomoConfig;
+    type Rows = Vec<HomoRow>;
+
+    fn config(a: &HomoArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        config(a, common)
+    }
+
+    fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Vec<HomoRow>, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &HomoConfig, seeds: u64) -> u64 {
+        queueing::replications(plan(cfg).len(), &cfg.run, seeds)
+    }
+}
+
+/// Validates `lbsim homo`: a farm of equal servers, its loads and policies.
+pub fn config(a: &HomoArgs, common: &Common) -> Result<Experiment, UsageError> {
+    let (seeds, threads) = (common.seeds, common.threads);
+    let servers = server_count("--servers", &a.servers, 1)?;
+    let loads = parse_list("--loads", &a.loads, |s| load("--loads", s))?;
+    let policies = policies("--policies", &a.policies, Info::Live)?;
+    check_farm_size(&policies, servers, "--servers")?;
+    check_swrr(&policies, &vec![1.0; servers])?;
+    let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
+    let what = format!("--servers {servers}");
+    check_run_size(seeds, loads.len() * policies.len(), threads, servers, &what)?;
+    let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
+    let lowest = loads.iter().copied().fold(1.0, f64::min);
+    check_horizon(&run, lowest * servers as f64, 1.0)?;
+    let baseline = baseline(&a.baseline, &policies)?;
+    if a.print_scenario {
+        let groups = group("servers", servers, 1.0).into_iter().collect();
+        let sweep = Some(("arrivals.load", &loads[..]));
+        let first = (loads[0], None);
+        return print_scenario("homo", groups, &policies, tau, &run, common, first, sweep);
+    }
+    Ok(Experiment::Homo(HomoConfig { servers, loads, policies, tau, baseline, run }))
+}
 
 /// One row of `homo`.
 #[derive(Debug, Clone, Serialize)]

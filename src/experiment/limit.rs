@@ -16,17 +16,104 @@ use std::path::Path;
 use rand::RngExt;
 use serde::Serialize;
 
+use super::common::{Common, RunConfig};
+use super::{Command, Experiment};
 use super::{Progress, Scenario, Workload, run_scenarios};
 use crate::admission::{Admission, AdmissionSpec, AdmissionStats, Decision, Gate};
-use crate::config::{Common, RunConfig};
+use crate::cli::Global;
+use crate::cli::LimitArgs;
+use crate::error::{UsageError, conflict, shown, too_large};
+use crate::limits;
 use crate::model::{Farm, Information};
+use crate::options::parse_f64;
 use crate::output::Report;
+use crate::output::dest::check_inputs_kept;
 use crate::output::table::format_number;
 use crate::policy::PolicyKind;
 use crate::rng::{SimRng, StreamKey};
 use crate::stats::ci95_half_width;
 use crate::theory;
 use crate::workload::{ArrivalSpec, ServiceSpec};
+
+/// `lbsim limit`.
+pub struct Limit;
+
+impl Command for Limit {
+    type Args = LimitArgs;
+    type Config = LimitConfig;
+    type Rows = LimitRows;
+
+    fn config(a: &LimitArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        config(a, common)
+    }
+
+    fn run(cfg: &LimitConfig, c: &Common, progress: Progress) -> (LimitRows, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &LimitConfig, seeds: u64) -> u64 {
+        replications(cfg, seeds)
+    }
+}
+
+/// Validates `lbsim limit`: a limiter, its pattern, duration and capacity (or the claims).
+pub fn config(a: &LimitArgs, common: &Common) -> Result<Experiment, UsageError> {
+    if a.limiter.is_none() {
+        let given = [
+            ("--pattern", a.pattern.is_some()),
+            ("--duration", a.duration.is_some()),
+            ("--capacity", a.capacity.is_some()),
+        ];
+        if let Some((option, _)) = given.iter().find(|(_, g)| *g) {
+            return Err(conflict(
+                option,
+                "needs --limiter (without one, limit runs the chapter's claims)",
+            ));
+        }
+    }
+    let positive = |option: &str, s: &Option<String>, default: &str| {
+        let s = s.as_deref().unwrap_or(default);
+        parse_f64(option, s, |x| x > 0.0 && x <= 1e9, "a number > 0, at most 1e9")
+    };
+    let duration = positive("--duration", &a.duration, "100")?;
+    let capacity = positive("--capacity", &a.capacity, "100")?;
+    let pattern = a.pattern.as_deref().unwrap_or("poisson:rate=200");
+    let cfg = LimitConfig::new(a.limiter.as_deref(), pattern, duration, capacity)
+        .map_err(UsageError::Other)?;
+    if let Pattern::Trace { file, .. } = &cfg.arrivals {
+        let trace = [("the trace", Path::new(file))];
+        check_inputs_kept(&[("--out", common.out.as_deref())], &trace)?;
+    }
+    check_limit_size(&cfg, common.seeds)?;
+    Ok(Experiment::Limit(cfg))
+}
+
+/// Refuses a `limit` run whose pattern makes too many arrivals, counted from the pattern's
+/// parameters (nothing is built): more than [`limits::LIMIT_ARRIVALS`] in all, or more than one
+/// replication's arrivals fit in [`limits::MEMORY`] (a replication holds its arrival times, its
+/// decisions and its release times, about [`limits::BYTES_PER_LIMIT_ARRIVAL`] bytes each).
+fn check_limit_size(cfg: &LimitConfig, seeds: u64) -> Result<(), UsageError> {
+    let per_rep = cfg.arrivals.count_bound(cfg.duration);
+    let total = per_rep * seeds as f64;
+    let per_rep_max = (limits::MEMORY / limits::BYTES_PER_LIMIT_ARRIVAL) as f64;
+    let (size, most) = if per_rep > per_rep_max {
+        (format!("{} arrivals per replication", format_number(per_rep.ceil())), per_rep_max)
+    } else if total > limits::LIMIT_ARRIVALS {
+        let total = format_number(total.ceil());
+        (format!("{total} arrivals over --seeds {seeds}"), limits::LIMIT_ARRIVALS)
+    } else {
+        return Ok(());
+    };
+    Err(too_large(
+        "--pattern",
+        format!(
+            "{} over --duration {} makes up to {size}; at most {} are accepted",
+            shown(&cfg.pattern),
+            format_number(cfg.duration),
+            format_number(most)
+        ),
+    ))
+}
 
 /// An arrival pattern.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -1,6 +1,7 @@
-//! The experiments, one module per command. Each turns its config into typed rows and the
-//! [`Report`] built from them ([`Results`]): exporters read the report, while code that reads
-//! numbers back (the figures, the article's checks) reads the rows.
+//! The experiments, one module per command. Each owns its config and its validation, implements
+//! [`Command`], and turns its config into typed rows and the [`Report`] built from them
+//! ([`Results`]): exporters read the report, while code that reads numbers back (the figures, the
+//! article's checks) reads the rows. The commands are listed once, in `commands!` below.
 //!
 //! Replications of every scenario run in parallel on a rayon pool of `--threads` workers. Each
 //! replication derives its own random streams from (seed, scenario, replication index) — see
@@ -9,6 +10,8 @@
 
 pub mod adapt;
 pub mod bins;
+pub mod command;
+pub mod common;
 pub mod estimate;
 pub mod fixed;
 pub mod hash;
@@ -16,6 +19,7 @@ pub mod hetero;
 pub mod homo;
 pub mod limit;
 pub mod ordered;
+pub mod queueing;
 pub mod run;
 pub mod stale;
 pub mod subset;
@@ -27,11 +31,11 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::config::{Common, Config, Experiment, RunConfig};
+use crate::cli::{self, Cli};
 use crate::engine::simulate;
+use crate::error::UsageError;
 use crate::model::Clients;
 use crate::model::{Farm, Information, SimOptions};
-use crate::output::plot;
 use crate::output::progress::Reporter;
 use crate::output::series::Pooled;
 use crate::output::table::format_number;
@@ -44,68 +48,120 @@ use crate::subset::subset_keyed;
 use crate::with_policy;
 use crate::workload::{Arrivals, ExpDemands, KeySpec, PoissonGaps, Service};
 
+pub use crate::options::Quantile;
+pub use command::Command;
+pub use common::{Common, Config, RunConfig};
+
 /// Told of each finished replication and of work added on the way (from any worker thread).
 pub type Progress<'a> = &'a dyn Reporter;
 
-/// The typed rows of one command, in output order.
-#[derive(Debug, Clone)]
-pub enum Rows {
-    /// `bins`.
-    Bins(Vec<bins::BinsRow>),
-    /// `fixed`: one row per queue-length level.
-    Fixed(Vec<fixed::FixedRow>),
-    /// `homo`.
-    Homo(Vec<homo::HomoRow>),
-    /// `hetero`.
-    Hetero(Vec<hetero::HeteroRow>),
-    /// `stale`.
-    Stale(Vec<stale::StaleRow>),
-    /// `swrr`: a trace or the comparison of weight sets.
-    Swrr(swrr::SwrrRows),
-    /// `run`: one row per sweep point and policy.
-    Run(Vec<run::RunRow>),
-    /// `subset`: one row per subset size and method.
-    Subset(Vec<subset::SubsetRow>),
-    /// `hash`: one row per placement (and ring size).
-    Hash(Vec<hash::HashRow>),
-    /// `limit`: one limiter's row, or the chapter's claims.
-    Limit(limit::LimitRows),
-    /// A scenario file printed (`--print`, `--print-scenario`): no rows.
-    Print,
+/// The commands: each line names a command's variant in [`Experiment`], [`Rows`] and
+/// [`cli::Command`], its name on the command line, and the type implementing [`Command`] for it.
+/// From this list come the two enums and every dispatch over them.
+macro_rules! commands {
+    ($($variant:ident($name:literal) => $command:ty,)*) => {
+        /// The experiment to run, with its validated parameters.
+        #[derive(Debug, Clone, serde::Serialize)]
+        pub enum Experiment {
+            $(
+                #[doc = concat!("`lbsim ", $name, "`")]
+                $variant(<$command as Command>::Config),
+            )*
+            /// A scenario file to print (`run --print`, `--print-scenario`): the output is this
+            /// text.
+            Print(String),
+        }
+
+        /// The typed rows of one command, in output order.
+        #[derive(Debug, Clone)]
+        pub enum Rows {
+            $(
+                #[doc = concat!("`lbsim ", $name, "`")]
+                $variant(<$command as Command>::Rows),
+            )*
+            /// A scenario file printed (`--print`, `--print-scenario`): no rows.
+            Print,
+        }
+
+        impl Rows {
+            /// The figure of a command's rows, for the commands that draw one (`fixed`, `stale`).
+            pub fn figure(&self) -> Option<String> {
+                match self {
+                    $(Rows::$variant(rows) => <$command as Command>::figure(rows),)*
+                    Rows::Print => None,
+                }
+            }
+        }
+
+        /// A command's name on the command line.
+        pub fn command_name(c: &cli::Command) -> &'static str {
+            match c {
+                $(cli::Command::$variant(_) => $name,)*
+                cli::Command::Merge(_) => "merge",
+            }
+        }
+
+        /// The command's [`Command::check_global`], [`Command::DEFAULT_SEEDS`] and
+        /// [`Command::plot`] (`merge` has none of its own).
+        fn global_of(
+            c: &cli::Command,
+            g: &cli::Global,
+        ) -> Result<(u64, Option<std::path::PathBuf>), UsageError> {
+            match c {
+                $(cli::Command::$variant(a) => {
+                    <$command as Command>::check_global(g)?;
+                    Ok((<$command as Command>::DEFAULT_SEEDS, <$command as Command>::plot(a)))
+                })*
+                cli::Command::Merge(_) => Ok((5, None)),
+            }
+        }
+
+        /// The command's [`Command::config`].
+        fn config_of(cli: &Cli, common: &mut Common) -> Result<Experiment, UsageError> {
+            match &cli.command {
+                $(cli::Command::$variant(a) => <$command as Command>::config(a, common, &cli.global),)*
+                cli::Command::Merge(_) => Err(UsageError::Other(
+                    "merge is read by lbsim::shard::Job, not by Config::from_cli".into(),
+                )),
+            }
+        }
+
+        /// Runs the experiment with its command's [`Command::run`].
+        fn run_of(e: &Experiment, c: &Common, progress: Progress) -> (Rows, Report, u64) {
+            match e {
+                $(Experiment::$variant(cfg) => {
+                    let (rows, report, events) = <$command as Command>::run(cfg, c, progress);
+                    (Rows::$variant(rows), report, events)
+                })*
+                Experiment::Print(text) => {
+                    let mut report = Report::new("print", &(), &[] as &[()]);
+                    report.text = Some(text.clone());
+                    (Rows::Print, report, 0)
+                }
+            }
+        }
+
+        /// The replications of the experiment, from its command's [`Command::replications`].
+        fn replications_of(e: &Experiment, seeds: u64) -> u64 {
+            match e {
+                $(Experiment::$variant(cfg) => <$command as Command>::replications(cfg, seeds),)*
+                Experiment::Print(_) => 0,
+            }
+        }
+    };
 }
 
-impl Rows {
-    /// The figure of a command's rows, for the commands that draw one (`fixed`, `stale`).
-    pub fn figure(&self) -> Option<String> {
-        match self {
-            Rows::Fixed(rows) => {
-                let levels: Vec<plot::Level> = rows
-                    .iter()
-                    .map(|r| plot::Level {
-                        d: r.d,
-                        lambda: r.lambda,
-                        i: r.i,
-                        sim: r.sim,
-                        theory: r.theory,
-                    })
-                    .collect();
-                Some(plot::supermarket(&levels))
-            }
-            Rows::Stale(rows) => {
-                let points: Vec<plot::BoardPoint> = rows
-                    .iter()
-                    .map(|r| plot::BoardPoint {
-                        policy: &r.policy,
-                        period: r.period,
-                        mean: r.mean,
-                        steady: r.reading.steady,
-                    })
-                    .collect();
-                Some(plot::board(&points))
-            }
-            _ => None,
-        }
-    }
+commands! {
+    Bins("bins") => bins::Bins,
+    Fixed("fixed") => fixed::Fixed,
+    Homo("homo") => homo::Homo,
+    Hetero("hetero") => hetero::Hetero,
+    Stale("stale") => stale::Stale,
+    Swrr("swrr") => swrr::Swrr,
+    Run("run") => run::Run,
+    Subset("subset") => subset::Subset,
+    Hash("hash") => hash::Hash,
+    Limit("limit") => limit::Limit,
 }
 
 /// What a command produced: its typed rows and the report built from them.
@@ -126,58 +182,16 @@ pub fn run(cfg: &Config, progress: Progress) -> Report {
 pub fn execute(cfg: &Config, progress: Progress) -> Results {
     let start = Instant::now();
     let c = &cfg.common;
-    let (rows, mut report, events) = in_pool(c, || match &cfg.experiment {
-        Experiment::Bins(b) => typed(Rows::Bins, bins::run(b, c, progress)),
-        Experiment::Fixed(f) => typed(Rows::Fixed, fixed::run(f, c, progress)),
-        Experiment::Homo(h) => typed(Rows::Homo, homo::run(h, c, progress)),
-        Experiment::Hetero(h) => typed(Rows::Hetero, hetero::run(h, c, progress)),
-        Experiment::Stale(s) => typed(Rows::Stale, stale::run(s, c, progress)),
-        Experiment::Swrr(s) => typed(Rows::Swrr, swrr::run(s)),
-        Experiment::Run(r) => typed(Rows::Run, run::run(r, c, progress)),
-        Experiment::Subset(s) => typed(Rows::Subset, subset::run(s, c, progress)),
-        Experiment::Hash(h) => typed(Rows::Hash, hash::run(h, c, progress)),
-        Experiment::Limit(l) => typed(Rows::Limit, limit::run(l, c, progress)),
-        Experiment::Print(text) => {
-            let mut report = Report::new("print", &(), &[] as &[()]);
-            report.text = Some(text.clone());
-            (Rows::Print, report, 0)
-        }
-    });
+    let (rows, mut report, events) = in_pool(c, || run_of(&cfg.experiment, c, progress));
     let wall = start.elapsed().as_secs_f64();
     report.run = RunInfo { wall_seconds: wall, events, events_per_second: events as f64 / wall };
     Results { rows, report }
 }
 
-/// A command's `(rows, report, events)` with its rows wrapped in their [`Rows`] variant.
-fn typed<R>(
-    variant: impl FnOnce(R) -> Rows,
-    (rows, report, events): (R, Report, u64),
-) -> (Rows, Report, u64) {
-    (variant(rows), report, events)
-}
-
 /// The number of replications the configured experiment will run (for progress reporting), twice
 /// over with `--warmup auto`; rows that `--precision` doubles add theirs as they go.
 pub fn replications(cfg: &Config) -> u64 {
-    let seeds = cfg.common.seeds;
-    let (scenarios, run) = match &cfg.experiment {
-        Experiment::Bins(b) => (bins::cases(b).len(), None),
-        Experiment::Subset(s) => (subset::cases(s).len(), None),
-        Experiment::Hash(h) => (hash::cases(h).len(), None),
-        Experiment::Fixed(f) => (fixed::plan(f).len(), Some(&f.run)),
-        Experiment::Homo(h) => (homo::plan(h).len(), Some(&h.run)),
-        Experiment::Hetero(h) => (hetero::plan(h).len(), Some(&h.run)),
-        Experiment::Stale(s) => (stale::plan(s).len(), Some(&s.run)),
-        Experiment::Swrr(_) | Experiment::Print(_) => return 0,
-        Experiment::Limit(l) => return limit::replications(l, seeds),
-        Experiment::Run(r) => {
-            let passes = |p: &run::Point| if p.run.warmup_auto { 2 } else { 1 };
-            return r.points.iter().map(|p| p.policies.len() as u64 * passes(p)).sum::<u64>()
-                * seeds;
-        }
-    };
-    let passes = if run.is_some_and(|r| r.warmup_auto) { 2 } else { 1 };
-    scenarios as u64 * seeds * passes
+    replications_of(&cfg.experiment, cfg.common.seeds)
 }
 
 fn in_pool<T: Send>(c: &Common, f: impl FnOnce() -> T + Send) -> T {

@@ -10,11 +10,15 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::common::{Common, RunConfig};
+use super::{Command, Experiment};
 use super::{
     Outcome, Progress, STEADY_NOTE, Scenario, VsBaseline, Workload, run_scenarios_with,
     steadiness_mark, stop_warnings,
 };
-use crate::config::{Common, RunConfig};
+use crate::cli::Global;
+use crate::cli::ScenarioArgs;
+use crate::error::UsageError;
 use crate::model::{Farm, Information};
 use crate::output::Report;
 use crate::output::series::{self, Pooled};
@@ -23,6 +27,9 @@ use crate::policy::{PolicyKind, Tuning};
 use crate::scenario::{Spec, Warmup};
 
 pub use crate::policy::DEFAULT_TAU;
+
+mod validate;
+pub(crate) use validate::config;
 
 /// A policy of a scenario file: its name as written, the kind and its parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +40,28 @@ pub struct PolicySpec {
     pub kind: PolicyKind,
     /// Its parameters.
     pub tuning: Tuning,
+}
+
+/// `lbsim run`.
+pub struct Run;
+
+impl Command for Run {
+    type Args = ScenarioArgs;
+    type Config = RunScenario;
+    type Rows = Vec<RunRow>;
+
+    fn config(a: &ScenarioArgs, common: &mut Common, g: &Global) -> Result<Experiment, UsageError> {
+        config(a, common, g.seeds.is_some(), g.seed.is_some())
+    }
+
+    fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Vec<RunRow>, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &RunScenario, seeds: u64) -> u64 {
+        let passes = |p: &Point| if p.run.warmup_auto { 2 } else { 1 };
+        cfg.points.iter().map(|p| p.policies.len() as u64 * passes(p)).sum::<u64>() * seeds
+    }
 }
 
 /// One point of the sweep, ready to run.

@@ -9,14 +9,137 @@
 
 use serde::Serialize;
 
+use super::common::{Common, RunConfig};
+use super::queueing;
+use super::queueing::{
+    baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
+    policy_names, print_scenario, run_config,
+};
+use super::{Command, Experiment};
 use super::{
     Outcome, Progress, Reading, STEADY_NOTE, Scenario, Workload, params, readings, run_scenarios,
     steadiness_mark, stop_warnings, total_events,
 };
-use crate::config::{Common, StaleConfig};
+use crate::cli::Global;
+use crate::cli::StaleArgs;
+use crate::error::{UsageError, too_large};
+use crate::limits;
 use crate::model::{Farm, Information};
+use crate::options::{load, parse_f64, parse_list, policies, server_count};
 use crate::output::Report;
+use crate::output::plot;
+use crate::policy::Info;
 use crate::policy::PolicyKind;
+use std::path::PathBuf;
+
+/// `lbsim stale`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StaleConfig {
+    /// Servers.
+    pub servers: usize,
+    /// Utilisation.
+    pub load: f64,
+    /// Board periods (0 = live).
+    pub periods: Vec<f64>,
+    /// Policies.
+    #[serde(serialize_with = "policy_names")]
+    pub policies: Vec<PolicyKind>,
+    /// The policy the others are compared with (`--baseline`).
+    #[serde(serialize_with = "policy_name")]
+    pub baseline: Option<PolicyKind>,
+    /// Run length.
+    pub run: RunConfig,
+}
+
+/// `lbsim stale`.
+pub struct Stale;
+
+impl Command for Stale {
+    type Args = StaleArgs;
+    type Config = StaleConfig;
+    type Rows = Vec<StaleRow>;
+    fn plot(a: &StaleArgs) -> Option<PathBuf> {
+        a.plot.clone()
+    }
+
+    fn figure(rows: &Vec<StaleRow>) -> Option<String> {
+        let points: Vec<plot::BoardPoint> = rows
+            .iter()
+            .map(|r| plot::BoardPoint {
+                policy: &r.policy,
+                period: r.period,
+                mean: r.mean,
+                steady: r.reading.steady,
+            })
+            .collect();
+        Some(plot::board(&points))
+    }
+
+    fn config(a: &StaleArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        config(a, common)
+    }
+
+    fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Vec<StaleRow>, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &StaleConfig, seeds: u64) -> u64 {
+        queueing::replications(plan(cfg).len(), &cfg.run, seeds)
+    }
+}
+
+/// Validates `lbsim stale`: a farm behind a board, its posting periods and policies.
+pub fn config(a: &StaleArgs, common: &Common) -> Result<Experiment, UsageError> {
+    let (seeds, threads) = (common.seeds, common.threads);
+    let servers = server_count("--servers", &a.servers, 1)?;
+    let load = load("--load", &a.load)?;
+    let periods = parse_list("--periods", &a.periods, |s| {
+        parse_f64(
+            "--periods",
+            s,
+            |x| x == 0.0 || x >= limits::MIN_PERIOD,
+            &format!("expected 0 (live) or a period >= {}", limits::MIN_PERIOD),
+        )
+    })?;
+    let policies = policies("--policies", &a.policies, Info::Board)?;
+    check_farm_size(&policies, servers, "--servers")?;
+    check_swrr(&policies, &vec![1.0; servers])?;
+    let what = format!("--servers {servers}");
+    check_run_size(seeds, periods.len() * policies.len(), threads, servers, &what)?;
+    let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
+    check_horizon(&run, load * servers as f64, 1.0)?;
+    // A post every `period` refreshes every server; the run lasts about
+    // arrivals / (load * servers) time units.
+    let arrivals = run.most_arrivals() as f64;
+    let shortest = periods.iter().copied().filter(|&p| p > 0.0).fold(f64::MAX, f64::min);
+    let updates = arrivals / (load * servers as f64) / shortest * servers as f64;
+    if shortest < f64::MAX && updates > limits::BOARD_UPDATES {
+        return Err(too_large(
+            format!("--periods {shortest} at --load {load}"),
+            format!(
+                "means about {updates:.1e} board updates (posts x servers) per replication; at most {:.0e} are accepted: raise the period or the load, or lower --requests",
+                limits::BOARD_UPDATES
+            ),
+        ));
+    }
+    let baseline = baseline(&a.baseline, &policies)?;
+    if a.print_scenario {
+        let groups = group("servers", servers, 1.0).into_iter().collect();
+        let sweep = Some(("info.period", &periods[..]));
+        let ex = print_scenario(
+            "stale",
+            groups,
+            &policies,
+            crate::experiment::run::DEFAULT_TAU,
+            &run,
+            common,
+            (load, Some(periods[0])),
+            sweep,
+        )?;
+        return Ok(ex);
+    }
+    Ok(Experiment::Stale(StaleConfig { servers, load, periods, policies, baseline, run }))
+}
 
 /// One row of `stale`.
 #[derive(Debug, Clone, Serialize)]

@@ -13,9 +13,13 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
+use super::common::Common;
+use super::{Command, Experiment};
 use super::{Progress, params};
+use crate::cli::Global;
 use crate::cli::SubsetArgs;
-use crate::config::{Common, UsageError, parse_count, parse_list};
+use crate::error::UsageError;
+use crate::options::{parse_count, parse_list};
 use crate::output::Report;
 use crate::stats::median;
 use crate::subset::{Spread, Subsetting, connections, key};
@@ -78,6 +82,28 @@ fn work(cfg: &SubsetConfig, size: usize, method: Subsetting) -> f64 {
         Subsetting::Deterministic => cfg.clients.div_ceil(cfg.backends / size),
     };
     lists as f64 * cfg.backends as f64
+}
+
+/// `lbsim subset`.
+pub struct Subset;
+
+impl Command for Subset {
+    type Args = SubsetArgs;
+    type Config = SubsetConfig;
+    type Rows = Vec<SubsetRow>;
+    const DEFAULT_SEEDS: u64 = DEFAULT_SEEDS;
+
+    fn config(a: &SubsetArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        Ok(Experiment::Subset(config(a, common.seeds)?))
+    }
+
+    fn run(cfg: &SubsetConfig, c: &Common, progress: Progress) -> (Vec<SubsetRow>, Report, u64) {
+        run(cfg, c, progress)
+    }
+
+    fn replications(cfg: &SubsetConfig, seeds: u64) -> u64 {
+        cases(cfg).len() as u64 * seeds
+    }
 }
 
 /// Validates `lbsim subset`'s options.

@@ -8,9 +8,143 @@
 
 use serde::Serialize;
 
-use crate::config::SwrrConfig;
+use super::{Command, Experiment};
+use super::{Common, Progress};
+use crate::cli::Global;
+use crate::cli::SwrrArgs;
+use crate::error::{UsageError, bad, conflict};
+use crate::limits;
+use crate::options::parse_count;
 use crate::output::Report;
 use crate::policy::SmoothWrr;
+
+/// `lbsim swrr`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SwrrConfig {
+    /// Weights to trace, if `--trace` was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Vec<u64>>,
+    /// Weight sets to compare (none with `--trace`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sets: Vec<Vec<u64>>,
+}
+
+/// `lbsim swrr`.
+pub struct Swrr;
+
+impl Command for Swrr {
+    type Args = SwrrArgs;
+    type Config = SwrrConfig;
+    type Rows = SwrrRows;
+
+    /// `swrr` is exact arithmetic: no replications, no randomness, no workers.
+    fn check_global(g: &Global) -> Result<(), UsageError> {
+        let unused = [("--seeds", g.seeds.is_some()), ("--seed", g.seed.is_some())];
+        let unused = unused.into_iter().chain([("--threads", g.threads.is_some())]);
+        if let Some((option, _)) = unused.into_iter().find(|&(_, given)| given) {
+            return Err(conflict(
+                option,
+                "is not used by swrr, which runs no replications and draws no random numbers",
+            ));
+        }
+        Ok(())
+    }
+
+    fn config(a: &SwrrArgs, _: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
+        config(a)
+    }
+
+    fn run(cfg: &SwrrConfig, _: &Common, _: Progress) -> (SwrrRows, Report, u64) {
+        run(cfg)
+    }
+
+    fn replications(_: &SwrrConfig, _: u64) -> u64 {
+        0
+    }
+}
+
+/// Validates `lbsim swrr`: the trace and the weight sets compared.
+pub fn config(a: &SwrrArgs) -> Result<Experiment, UsageError> {
+    let trace =
+        a.trace.as_deref().map(|s| weights("--trace", s, limits::TRACE_CELLS)).transpose()?;
+    let sets = match &a.weights {
+        Some(s) => {
+            if s.trim().is_empty() {
+                return Err(UsageError::EmptyList {
+                    option: "--weights".into(),
+                    what: "set".into(),
+                });
+            }
+            let mut sets: Vec<Vec<u64>> = Vec::new();
+            for set in s.split(';') {
+                if set.trim().is_empty() {
+                    return Err(UsageError::EmptyItem {
+                        option: "--weights".into(),
+                        what: "set".into(),
+                        list: s.clone(),
+                    });
+                }
+                let w = weights("--weights", set.trim(), limits::SWRR_WORK)?;
+                if w.len() < 2 {
+                    return Err(bad(
+                        "--weights",
+                        set.trim(),
+                        "a set needs two servers or more (one server is picked every time)",
+                    ));
+                }
+                if sets.contains(&w) {
+                    return Err(UsageError::Duplicate {
+                        option: "--weights".into(),
+                        item: set.trim().into(),
+                    });
+                }
+                sets.push(w);
+            }
+            sets
+        }
+        // The trace compares nothing.
+        None if trace.is_some() => Vec::new(),
+        None => default_weight_sets(),
+    };
+    Ok(Experiment::Swrr(SwrrConfig { trace, sets }))
+}
+
+/// Integer weights for `option`, each from 1 to 10^6, whose cycle times servers is at most
+/// `max_work`.
+fn weights(option: &str, s: &str, max_work: u64) -> Result<Vec<u64>, UsageError> {
+    let w: Vec<u64> = s
+        .split(',')
+        .map(|x| parse_count(option, x, 1, limits::RATE as u64))
+        .collect::<Result<_, _>>()
+        .map_err(|_| {
+            bad(option, s, "expected comma-separated integer weights from 1 to 1000000")
+        })?;
+    let work = w.iter().sum::<u64>().saturating_mul(w.len() as u64);
+    if work > max_work {
+        return Err(bad(
+            option,
+            s,
+            format!("a cycle (sum of weights) times servers must be at most {max_work}"),
+        ));
+    }
+    Ok(w)
+}
+
+/// The weight sets `lbsim swrr` compares by default.
+pub fn default_weight_sets() -> Vec<Vec<u64>> {
+    let mut many = vec![1; 20];
+    many.resize(100, 2);
+    vec![
+        vec![5, 1, 1],
+        vec![1, 1, 1],
+        vec![3, 2, 1],
+        vec![4, 3, 2, 1],
+        vec![10, 1],
+        vec![100, 1, 1],
+        vec![1, 2],
+        many,
+    ]
+}
 
 /// One step of `--trace`.
 #[derive(Debug, Clone, Serialize)]

@@ -26,6 +26,8 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
+use crate::error::{UsageError, bad, conflict, shown};
+
 /// The temporary files this process is writing.
 static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
@@ -378,6 +380,80 @@ impl Drop for Destination {
     }
 }
 
+// ===== checks of the output options, before anything runs =====
+
+/// Refuses an `--out` (or `--plot`) that cannot name a file: empty, a directory, or in a missing directory.
+pub fn check_out(option: &str, out: &Path) -> Result<(), UsageError> {
+    let text = out.to_string_lossy();
+    if text.is_empty() || text.ends_with('/') || out.is_dir() || out.file_name().is_none() {
+        return Err(bad(option, &text, "expected a file name, not a directory"));
+    }
+    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        let dir = shown(&dir.to_string_lossy());
+        return Err(bad(option, &text, format!("directory '{dir}' does not exist")));
+    }
+    if let Some(target) = link_target(out) {
+        let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            let (target, dir) = (target.to_string_lossy(), dir.to_string_lossy());
+            return Err(bad(
+                option,
+                &text,
+                format!(
+                    "a symbolic link to '{}', whose directory '{}' does not exist",
+                    shown(&target),
+                    shown(&dir)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses an output option that names one of the files the command reads (by device and
+/// inode, so through links too): writing the output would replace its input. `outputs` pairs
+/// each option with its file; `inputs` says what each input is.
+pub fn check_inputs_kept(
+    outputs: &[(&str, Option<&Path>)],
+    inputs: &[(&str, &Path)],
+) -> Result<(), UsageError> {
+    for &(option, out) in outputs {
+        let Some(out) = out.filter(|o| *o != Path::new("-")) else { continue };
+        if let Some((what, input)) = inputs.iter().find(|(_, input)| same_file(out, input)) {
+            let input = shown(&input.to_string_lossy());
+            return Err(conflict(
+                option,
+                format!(
+                    "names {what} '{input}', which the output would replace: write it elsewhere"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `run`'s `--out` and `--series` against its `inputs` (the scenario file, its traces and
+/// empirical files at every sweep point) and against each other.
+pub fn check_run_outputs(
+    out: Option<&Path>,
+    series: Option<&Path>,
+    inputs: &[(&str, &Path)],
+) -> Result<(), UsageError> {
+    check_inputs_kept(&[("--out", out), ("--series", series)], inputs)?;
+    check_series_apart(series, out)
+}
+
+/// `--series` and `--out` may not name the same file (by device and inode, through links).
+pub fn check_series_apart(series: Option<&Path>, out: Option<&Path>) -> Result<(), UsageError> {
+    match (series, out) {
+        (Some(series), Some(out)) if same_file(series, out) => {
+            Err(conflict("--series", "and --out name the same file"))
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,5 +512,14 @@ mod tests {
         assert_eq!(identity(&dir.join("link.csv")), identity(&dir.join("a.csv")));
         assert_eq!(identity(Path::new("-")), None);
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn out_must_name_a_file_in_an_existing_directory() {
+        assert!(check_out("--out", Path::new("results.csv")).is_ok());
+        for bad in ["", "/", "/tmp", "/tmp/", "..", "/nonexistent-dir/x.csv"] {
+            let e = check_out("--out", Path::new(bad)).unwrap_err().to_string();
+            assert!(e.contains("--out"), "{bad}: {e}");
+        }
     }
 }

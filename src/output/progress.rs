@@ -190,7 +190,7 @@ mod tests {
             crate::policy::PolicyKind::PnC(2),
             10.0,
         );
-        run_replication(&sc, &crate::config::RunConfig::new(5, 70_000, 1000), 1, 0);
+        run_replication(&sc, &crate::experiment::RunConfig::new(5, 70_000, 1000), 1, 0);
         p.inc();
         assert!(p.bar().position() >= 70_005, "at {}", p.bar().position());
         p.finish();

@@ -766,7 +766,7 @@ mod tests {
         let out = NameError::OutOfRange { family: "pNc", min: 2, max: 100 };
         assert_eq!(resolve("p101c", Info::Live), Err(out));
         assert_eq!(resolve("p1c", Info::Live), Err(NameError::Unknown));
-        assert_eq!(MAX_CHOICES, crate::config::limits::CHOICES);
+        assert_eq!(MAX_CHOICES, crate::limits::CHOICES);
     }
 
     #[test]

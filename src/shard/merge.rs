@@ -25,8 +25,8 @@ use serde::de::IgnoredAny;
 use super::records::{Line, Manifest, Record, Task, VERSION, checksum};
 use super::{Plan, plan_hash};
 use crate::cli::{Cli, Command, MergeArgs};
-use crate::config::Config;
 use crate::error::{UsageError, shown};
+use crate::experiment::Config;
 use crate::experiment::{Fold, Outcome};
 use crate::input::{self, LineLimit, RECORD_LINE};
 use crate::stats::RepStats;
@@ -119,8 +119,8 @@ pub fn read(cli: &Cli, args: &MergeArgs) -> Result<(Config, Merged), UsageError>
         ("--plot", args.plot.as_deref()),
         ("--series", args.series.as_deref()),
     ];
-    crate::config::check_inputs_kept(&outputs, &shards)?;
-    crate::config::check_series_apart(args.series.as_deref(), g.out.as_deref())?;
+    crate::output::dest::check_inputs_kept(&outputs, &shards)?;
+    crate::output::dest::check_series_apart(args.series.as_deref(), g.out.as_deref())?;
     let mut inputs = args.files.iter().map(|f| Input::open(f)).collect::<Result<Vec<_>, _>>()?;
     let first = &mut inputs[0];
     let Some((text, _)) = first.next()? else {
@@ -181,7 +181,7 @@ pub fn read(cli: &Cli, args: &MergeArgs) -> Result<(Config, Merged), UsageError>
 /// shards' command named is not the merge's to write).
 fn series_to(mut cfg: Config, args: &MergeArgs, name: &str) -> Result<Config, UsageError> {
     match (&mut cfg.experiment, &args.series) {
-        (crate::config::Experiment::Run(r), file)
+        (crate::experiment::Experiment::Run(r), file)
             if r.points.iter().all(|p| p.run.series.is_some()) =>
         {
             r.series.clone_from(file);

@@ -26,11 +26,12 @@ use std::io::{self, Write};
 use std::time::Instant;
 
 use crate::cli::{Cli, Command};
-use crate::config::{Common, Config, Experiment, RunConfig, Variant};
 use crate::error::UsageError;
+use crate::experiment::bins::Variant;
 use crate::experiment::{
     self, Outcome, Progress, Results, Rows, Scenario, bins, fixed, hetero, homo, run, stale,
 };
+use crate::experiment::{Common, Config, Experiment, RunConfig};
 use crate::output::{Format, Report, RunInfo};
 use crate::stats::RepStats;
 
@@ -337,7 +338,7 @@ pub fn plan_hash(cfg: &Config) -> String {
 fn canonical(cfg: &Config) -> String {
     #[derive(serde::Serialize)]
     struct Canonical<'a> {
-        experiment: &'a crate::config::Experiment,
+        experiment: &'a Experiment,
         seeds: u64,
         seed: u64,
     }

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh64::xxh64;
 
 use super::{Plan, Shard, plan_hash, run_shard, run_task};
-use crate::config::Config;
+use crate::experiment::Config;
 use crate::experiment::{Progress, bins};
 use crate::stats::RepStats;
 
@@ -288,7 +288,7 @@ mod tests {
     fn a_replication_survives_its_record() {
         let mut sc = Scenario::live(Farm::homogeneous(10, 0.9), PolicyKind::PnC(2), 10.0);
         sc.track_levels = true;
-        let run = crate::config::RunConfig::new(500, 4000, 1000);
+        let run = crate::experiment::RunConfig::new(500, 4000, 1000);
         let rep = run_replication(&sc, &run, 7, 3);
         let text = task_line(3, rep.clone(), 4);
         let Line::Task(back) = serde_json::from_str::<Line<RepStats>>(&text).unwrap() else {
