@@ -16,12 +16,15 @@
 //! # Adding a policy
 //!
 //! 1. Write the type implementing [`Policy`](super::Policy) in its own file under `src/policy/`,
-//!    citing its source, and re-export it from `policy/mod.rs`.
+//!    citing its source, and re-export it from `policy/mod.rs`. If it has parameters, declare
+//!    them in the same file as one serde struct implementing [`Params`] (see
+//!    [`tuning`](super::tuning): `deny_unknown_fields`, defaults, one value parser per field).
 //! 2. Add one line to the table in this file: the variant (with its doc comment) and its [`Entry`]
 //!    (name, type, one-line rule; `.live_only()`, `.board_only()`, `.min_servers(n)`,
-//!    `.param("key")` as needed).
-//! 3. Add its arm to [`with_policy!`](crate::with_policy), building the type from the farm size
-//!    `n` and [`PolicyParams`].
+//!    `.params::<ItsParams>()` as needed). `NAME:key=value,...` is then parsed into the struct
+//!    ([`PolicyKind::tuning`]), and the tests below check the row from the table itself.
+//! 3. Add its arm to [`with_policy!`](crate::with_policy), building the type from
+//!    [`PolicyParams`] (its parameters: `p.tuning.get::<ItsParams>()`).
 
 use super::tuning::{NoParams, ParamError, Params, Tuning, parse};
 use super::*;
