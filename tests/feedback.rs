@@ -36,9 +36,8 @@ fn wrr_orca_learns_weights_proportional_to_rates_and_then_sends_what_swrr_sends(
     let rates = vec![1.0, 1.0, 2.0, 4.0];
     let run = run_length(50_000, 1_000_000);
     let mut orca = Scenario::live(Farm::new(rates.clone(), 0.7), PolicyKind::WrrOrca, 10.0);
-    orca.tuning.set("report_period", "5000").unwrap();
     // Weights expire 1800 after their last report by default: keep them across the period.
-    orca.tuning.set("expiration_period", "20000").unwrap();
+    orca.tuning = PolicyKind::WrrOrca.tuning("report_period=5000,expiration_period=20000").unwrap();
     let got = shares(&replicate(orca, &run, 2, 5));
     let swrr = Scenario::live(Farm::new(rates.clone(), 0.7), PolicyKind::Swrr, 10.0);
     let want = shares(&replicate(swrr, &run, 2, 5));
@@ -64,8 +63,8 @@ fn wrr_orca_in_a_fleet_still_learns_weights_proportional_to_rates() {
     let run = run_length(50_000, 1_000_000);
     for subset in [None, Some((4, Subsetting::Random))] {
         let mut orca = Scenario::live(Farm::new(rates.clone(), 0.7), PolicyKind::WrrOrca, 10.0);
-        orca.tuning.set("report_period", "5000").unwrap();
-        orca.tuning.set("expiration_period", "20000").unwrap();
+        orca.tuning =
+            PolicyKind::WrrOrca.tuning("report_period=5000,expiration_period=20000").unwrap();
         orca.clients = Clients { count: 8, local: true, subset };
         let got = shares(&replicate(orca, &run, 2, 5));
         for s in 0..rates.len() {
@@ -83,7 +82,7 @@ fn wrr_orca_without_reports_is_round_robin() {
     // request by which round robin's count can differ between servers.
     let mut orca =
         Scenario::live(Farm::new(vec![1.0, 1.0, 2.0, 4.0], 0.3), PolicyKind::WrrOrca, 10.0);
-    orca.tuning.set("report_period", "1e9").unwrap();
+    orca.tuning = PolicyKind::WrrOrca.tuning("report_period=1e9").unwrap();
     let reps = replicate(orca, &run_length(1000, 40_000), 1, 1);
     for &p in &reps[0].picks {
         assert!(p.abs_diff(10_000) <= 1, "{:?}", reps[0].picks);
@@ -323,11 +322,9 @@ fn c3_rate_control_changes_nothing_when_no_bucket_runs_dry_and_holds_requests_wh
     // backlog and the mean rises (2.45 against 1.35 measured; asked: more than 1.5 times).
     let farm = || Farm::homogeneous(20, 0.7);
     let run = run_length(10_000, 200_000);
-    let with = |params: &[(&str, &str)]| {
+    let with = |params: &str| {
         let mut s = Scenario::live(farm(), PolicyKind::C3, 10.0);
-        for (k, v) in params {
-            s.tuning.set(k, v).unwrap();
-        }
+        s.tuning = PolicyKind::C3.tuning(params).unwrap();
         replicate(s, &run, 4, 3)
     };
     let ci = |reps: &[RepStats]| {
@@ -336,9 +333,9 @@ fn c3_rate_control_changes_nothing_when_no_bucket_runs_dry_and_holds_requests_wh
         let sd = (m.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (m.len() - 1) as f64).sqrt();
         (mean, 3.18 * sd / (m.len() as f64).sqrt())
     };
-    let (on, on_ci) = ci(&with(&[]));
-    let (off, off_ci) = ci(&with(&[("rate_control", "false")]));
+    let (on, on_ci) = ci(&with(""));
+    let (off, off_ci) = ci(&with("rate_control=false"));
     assert!((on - off).abs() < on_ci + off_ci, "{on} +- {on_ci} vs {off} +- {off_ci}");
-    let (tight, _) = ci(&with(&[("max_tokens", "1")]));
+    let (tight, _) = ci(&with("max_tokens=1"));
     assert!(tight > 1.5 * on, "{tight} vs {on}");
 }

@@ -87,7 +87,7 @@ fn simulated_levels(d: u32, lambda: f64, warmup: u64, requests: u64) -> Vec<f64>
         policy: PolicyKind::PnC(d),
         info: Information::Live,
         track_levels: true,
-        tuning: lbsim::policy::Tuning { tau: 1.0, ..Default::default() },
+        tuning: lbsim::policy::Tuning::new(lbsim::policy::Decay { tau: 1.0 }),
         clients: lbsim::model::Clients::default(),
         workload: Workload::default(),
     };
@@ -161,7 +161,7 @@ fn stale_random_is_m_m_1_at_every_period() {
             policy: PolicyKind::Random,
             info,
             track_levels: false,
-            tuning: lbsim::policy::Tuning { tau: 1.0, ..Default::default() },
+            tuning: lbsim::policy::Tuning::new(lbsim::policy::Decay { tau: 1.0 }),
             clients: lbsim::model::Clients::default(),
             workload: Workload::default(),
         };
@@ -354,7 +354,7 @@ fn weighted_random_puts_every_server_at_the_same_utilisation() {
     let rates: Vec<f64> = [vec![0.5; 20], vec![3.0; 10]].concat();
     let total: f64 = rates.iter().sum();
     let mut sc = Scenario::live(Farm::new(rates.clone(), 0.8), PolicyKind::Random, 10.0);
-    sc.tuning.weighted = true;
+    sc.tuning = PolicyKind::Random.tuning("weighted=true").unwrap();
     let (seeds, requests) = (4, 500_000);
     let all = pooled(&replicate(sc, &run_length(50_000, requests), seeds, 11));
     let n = (seeds * requests) as f64;

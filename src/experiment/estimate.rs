@@ -31,7 +31,8 @@ struct Case<'a> {
 /// about `servers / 100` times as much.
 fn cost_factor(policy: PolicyKind, tuning: &Tuning, servers: usize) -> f64 {
     let scans = matches!(policy, PolicyKind::LeastConn | PolicyKind::C3)
-        || (matches!(policy, PolicyKind::LeastRequest) && tuning.full_scan);
+        || (matches!(policy, PolicyKind::LeastRequest)
+            && tuning.get::<crate::policy::LeastRequestParams>().full_scan);
     if scans { (servers as f64 / 100.0).max(1.0) } else { 1.0 }
 }
 
@@ -40,7 +41,8 @@ fn events(c: &Case) -> f64 {
     let mut events = 2.0 * c.arrivals * cost_factor(c.policy, c.tuning, c.servers);
     if matches!(c.policy, PolicyKind::WrrOrca) && c.arrival_rate > 0.0 {
         // A report per server per period, over the simulated time the arrivals span.
-        events += c.servers as f64 / c.tuning.orca.report * (c.arrivals / c.arrival_rate);
+        events += c.servers as f64 / c.tuning.get::<crate::policy::OrcaConfig>().report
+            * (c.arrivals / c.arrival_rate);
     }
     events
 }
@@ -141,8 +143,7 @@ mod tests {
 
     #[test]
     fn orca_reports_add_events_per_period() {
-        let mut t = Tuning::default();
-        t.orca.report = 1e-6;
+        let t = PolicyKind::WrrOrca.tuning("report_period=1e-6").unwrap();
         let c = Case {
             policy: PolicyKind::WrrOrca,
             tuning: &t,

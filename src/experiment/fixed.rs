@@ -200,7 +200,7 @@ pub fn plan(cfg: &FixedConfig) -> Vec<Scenario> {
                 policy: PolicyKind::PnC(d),
                 info: Information::Live,
                 track_levels: true,
-                tuning: crate::policy::Tuning { tau: 1.0, ..Default::default() },
+                tuning: crate::policy::Tuning::new(crate::policy::Decay { tau: 1.0 }),
                 clients: crate::model::Clients::default(),
                 workload: Workload::default(),
             })

@@ -248,7 +248,7 @@ impl Scenario {
             policy,
             info: Information::Live,
             track_levels: false,
-            tuning: Tuning { tau, ..Tuning::default() },
+            tuning: Tuning::new(crate::policy::Decay { tau }),
             clients: Clients::default(),
             workload: Workload::default(),
         }

@@ -189,7 +189,7 @@ pub fn plan(cfg: &StaleConfig) -> Vec<Scenario> {
                 policy: p,
                 info: information(p, period),
                 track_levels: false,
-                tuning: crate::policy::Tuning { tau: 1.0, ..Default::default() },
+                tuning: crate::policy::Tuning::new(crate::policy::Decay { tau: 1.0 }),
                 clients: crate::model::Clients::default(),
                 workload: Workload::default(),
             })

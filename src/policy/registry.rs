@@ -16,14 +16,18 @@
 //! # Adding a policy
 //!
 //! 1. Write the type implementing [`Policy`](super::Policy) in its own file under `src/policy/`,
-//!    citing its source, and re-export it from `policy/mod.rs`.
+//!    citing its source, and re-export it from `policy/mod.rs`. If it has parameters, declare
+//!    them in the same file as one serde struct implementing [`Params`] (see
+//!    [`tuning`](super::tuning): `deny_unknown_fields`, defaults, one value parser per field).
 //! 2. Add one line to the table in this file: the variant (with its doc comment) and its [`Entry`]
 //!    (name, type, one-line rule; `.live_only()`, `.board_only()`, `.min_servers(n)`,
-//!    `.param("key")` as needed).
-//! 3. Add its arm to [`with_policy!`](crate::with_policy), building the type from the farm size
-//!    `n` and [`PolicyParams`].
+//!    `.params::<ItsParams>()` as needed). `NAME:key=value,...` is then parsed into the struct
+//!    ([`PolicyKind::tuning`]), and the tests below check the row from the table itself.
+//! 3. Add its arm to [`with_policy!`](crate::with_policy), building the type from
+//!    [`PolicyParams`] (its parameters: `p.tuning.get::<ItsParams>()`).
 
-use super::Tuning;
+use super::tuning::{NoParams, ParamError, Params, Tuning, parse};
+use super::*;
 use crate::rng::StreamKey;
 use crate::workload::SharedKeys;
 
@@ -62,15 +66,17 @@ pub struct Entry {
     pub board: bool,
     /// The smallest farm it works on.
     pub min_servers: MinServers,
-    /// Parameters accepted as `NAME:key=value` in a scenario's policy list.
+    /// Parameters accepted as `NAME:key=value` in a scenario's policy list: the keys of its
+    /// parameter struct ([`Entry::params`]).
     pub params: &'static [&'static str],
+    /// Parses the text after `NAME:` into the parameter struct (`NAME` for the messages).
+    pub parse: fn(&str, &str) -> Result<Tuning, ParamError>,
+    /// The fields serde reads into the parameter struct (to check them against `params`).
+    #[cfg(test)]
+    pub fields: fn() -> &'static [&'static str],
     /// Counts its own dispatches on the board: the name selects the update-on-dispatch board
     /// ([`BoardWithDispatch`](crate::info::BoardWithDispatch)) rather than a different policy.
     pub counts_dispatches: bool,
-    /// Runs with one client only (`info.clients = 1`, no local information, no subsets), for the
-    /// reason given, which the refusal quotes. No policy needs it today: the feedback policies
-    /// run in fleets, each client learning from its own requests, probes and servers.
-    pub one_client: Option<&'static str>,
 }
 
 impl Entry {
@@ -84,15 +90,12 @@ impl Entry {
             live: true,
             board: true,
             min_servers: MinServers::AtLeast(1),
-            params: &[],
+            params: NoParams::KEYS,
+            parse: parse_into::<NoParams>,
+            #[cfg(test)]
+            fields: super::tuning::tests::fields::<NoParams>,
             counts_dispatches: false,
-            one_client: None,
         }
-    }
-
-    /// Runs with one client only, because `why` (see [`Entry::one_client`]).
-    pub const fn one_client(self, why: &'static str) -> Entry {
-        Entry { one_client: Some(why), ..self }
     }
 
     /// Makes the entry a family over N in `min..=max`, needing N servers.
@@ -121,9 +124,15 @@ impl Entry {
         Entry { min_servers: MinServers::AtLeast(n), ..self }
     }
 
-    /// Accepts the parameters `params` (`NAME:key=value`).
-    pub const fn params(self, params: &'static [&'static str]) -> Entry {
-        Entry { params, ..self }
+    /// Takes the parameters of struct `P` (`NAME:key=value`).
+    pub const fn params<P: Params>(self) -> Entry {
+        Entry {
+            params: P::KEYS,
+            parse: parse_into::<P>,
+            #[cfg(test)]
+            fields: super::tuning::tests::fields::<P>,
+            ..self
+        }
     }
 
     /// True if the policy may run under `info`.
@@ -164,6 +173,11 @@ impl Entry {
         }
         digits.parse::<u32>().ok().filter(|&n| n >= min)
     }
+}
+
+/// Parses `text` into a `P`, held as the run's [`Tuning`].
+fn parse_into<P: Params>(policy: &str, text: &str) -> Result<Tuning, ParamError> {
+    parse::<P>(policy, text).map(Tuning::new)
 }
 
 /// Generates [`PolicyKind`] and [`POLICIES`] from one list of `Variant => entry` lines (a family's
@@ -215,7 +229,7 @@ macro_rules! policy_table {
 
 policy_table! {
     /// `random`
-    Random => Entry::new("random", "Random", "a uniform server (weighted=true: in proportion to rate)").params(&["weighted"]),
+    Random => Entry::new("random", "Random", "a uniform server (weighted=true: in proportion to rate)").params::<RandomParams>(),
     /// `rr`
     RoundRobin => Entry::new("rr", "RoundRobin", "round robin in index order"),
     /// `swrr`
@@ -229,29 +243,29 @@ policy_table! {
     /// `jsq-local`: `jsq` under the board with update-on-dispatch.
     JsqLocal => Entry::new("jsq-local", "Jsq", "jsq whose own dispatches update the board at once").counts_dispatches(),
     /// `p2c-pewma`
-    P2cPewma => Entry::new("p2c-pewma", "P2cPeakEwma", "p2c on rtt x (queue + 1), Peak-EWMA rtt (tower)").live_only().min_servers(2).params(&["tau"]),
+    P2cPewma => Entry::new("p2c-pewma", "P2cPeakEwma", "p2c on rtt x (queue + 1), Peak-EWMA rtt (tower)").live_only().min_servers(2).params::<Decay>(),
     /// `least-request`
-    LeastRequest => Entry::new("least-request", "LeastRequest", "Envoy least_request: N choices, full scan, or EDF").params(&["choices", "mode", "bias"]),
+    LeastRequest => Entry::new("least-request", "LeastRequest", "Envoy least_request: N choices, full scan, or EDF").params::<LeastRequestParams>(),
     /// `least-conn`
     LeastConn => Entry::new("least-conn", "LeastConn", "NGINX least_conn: fewest active per weight, round robin among ties"),
     /// `random-two`
     RandomTwo => Entry::new("random-two", "RandomTwo", "NGINX random two least_conn: 2 weighted draws, the 2nd unless busier").min_servers(2),
     /// `aperture`
-    Aperture => Entry::new("aperture", "Aperture", "Finagle deterministic aperture: p2c in the client's ring slice").params(&["min_aperture"]),
+    Aperture => Entry::new("aperture", "Aperture", "Finagle deterministic aperture: p2c in the client's ring slice").params::<ApertureParams>(),
     /// `jiq`
-    Jiq => Entry::new("jiq", "Jiq", "join-idle-queue: a server that reported idle, else a random one").params(&["dispatchers"]),
+    Jiq => Entry::new("jiq", "Jiq", "join-idle-queue: a server that reported idle, else a random one").params::<JiqParams>(),
     /// `ring-hash`
-    RingHash => Entry::new("ring-hash", "RingHash", "key's server on a hash ring, optionally bounded (HAProxy)").params(&["vnodes", "balance"]),
+    RingHash => Entry::new("ring-hash", "RingHash", "key's server on a hash ring, optionally bounded (HAProxy)").params::<RingHashParams>(),
     /// `maglev`
-    Maglev => Entry::new("maglev", "MaglevHash", "key's server in a Maglev lookup table").params(&["table"]),
+    Maglev => Entry::new("maglev", "MaglevHash", "key's server in a Maglev lookup table").params::<MaglevParams>(),
     /// `wrr-orca`
-    WrrOrca => Entry::new("wrr-orca", "WrrOrca", "gRPC weighted_round_robin: weights qps/utilization from server reports").live_only().params(&["blackout_period", "expiration_period", "weight_update_period", "report_period", "penalty"]),
+    WrrOrca => Entry::new("wrr-orca", "WrrOrca", "gRPC weighted_round_robin: weights qps/utilization from server reports").live_only().params::<OrcaConfig>(),
     /// `prequal`
-    Prequal => Entry::new("prequal", "Prequal", "Prequal: probe pool, hot-cold rule on requests in flight and latency").live_only().params(&["probe_rate", "pool", "max_age", "q_rif", "probe_delay"]),
+    Prequal => Entry::new("prequal", "Prequal", "Prequal: probe pool, hot-cold rule on requests in flight and latency").live_only().params::<PrequalConfig>(),
     /// `c3`
-    C3 => Entry::new("c3", "C3", "C3: replicas ranked by R - 1/mu + q_hat^3/mu from feedback, cubic rate control").live_only().params(&["rate_control", "rate_interval", "cubic_c", "beta", "smax", "hysteresis", "max_tokens"]),
+    C3 => Entry::new("c3", "C3", "C3: replicas ranked by R - 1/mu + q_hat^3/mu from feedback, cubic rate control").live_only().params::<C3Config>(),
     /// `least-latency`
-    LeastLatency => Entry::new("least-latency", "LeastLatency", "lower EWMA latency of two random servers (least_time style)").live_only().min_servers(2).params(&["tau"]),
+    LeastLatency => Entry::new("least-latency", "LeastLatency", "lower EWMA latency of two random servers (least_time style)").live_only().min_servers(2).params::<Decay>(),
 }
 
 /// The largest N of `pNc` (a pick samples N distinct servers, in O(N^2)).
@@ -321,7 +335,9 @@ macro_rules! with_policy {
         use $crate::policy::*;
         match $kind {
             PolicyKind::Random => {
-                let $make = |p: &PolicyParams| Random::with_rates(p.rates, p.tuning.weighted);
+                let $make = |p: &PolicyParams| {
+                    Random::with_rates(p.rates, p.tuning.get::<RandomParams>().weighted)
+                };
                 $body
             }
             PolicyKind::RoundRobin => {
@@ -354,12 +370,13 @@ macro_rules! with_policy {
                 $body
             }
             PolicyKind::P2cPewma => {
-                let $make = |p: &PolicyParams| P2cPeakEwma::new(p.rates.len(), p.tuning.tau);
+                let $make =
+                    |p: &PolicyParams| P2cPeakEwma::new(p.rates.len(), p.tuning.get::<Decay>().tau);
                 $body
             }
             PolicyKind::LeastRequest => {
                 let $make = |p: &PolicyParams| {
-                    let t = p.tuning;
+                    let t = p.tuning.get::<LeastRequestParams>();
                     let mut stream = p.stream.str("edf").rng();
                     LeastRequest::new(p.rates, t.choices, t.full_scan, t.bias, &mut stream)
                 };
@@ -379,21 +396,23 @@ macro_rules! with_policy {
                         p.rates.len(),
                         p.client,
                         p.clients,
-                        p.tuning.min_aperture as usize,
+                        p.tuning.get::<ApertureParams>().min_aperture as usize,
                     )
                 };
                 $body
             }
             PolicyKind::RingHash => {
                 let $make = |p: &PolicyParams| {
-                    let (t, seed) = (p.tuning, p.shared.str("ring").rng().next_u64());
+                    let (t, seed) =
+                        (p.tuning.get::<RingHashParams>(), p.shared.str("ring").rng().next_u64());
                     RingHash::new(p.rates, t.vnodes as usize, t.balance, seed, p.keys.clone())
                 };
                 $body
             }
             PolicyKind::Maglev => {
                 let $make = |p: &PolicyParams| {
-                    let (t, seed) = (p.tuning, p.shared.str("maglev").rng().next_u64());
+                    let (t, seed) =
+                        (p.tuning.get::<MaglevParams>(), p.shared.str("maglev").rng().next_u64());
                     MaglevHash::new(p.rates.len(), t.table as usize, seed, p.keys.clone())
                 };
                 $body
@@ -401,27 +420,32 @@ macro_rules! with_policy {
             PolicyKind::WrrOrca => {
                 let $make = |p: &PolicyParams| {
                     let start = p.stream.str("wrr-orca").rng().next_u32();
-                    WrrOrca::new(p.rates.len(), p.tuning.orca, start)
+                    WrrOrca::new(p.rates.len(), p.tuning.get::<OrcaConfig>(), start)
                 };
                 $body
             }
             PolicyKind::Prequal => {
-                let $make = |p: &PolicyParams| Prequal::new(p.rates.len(), p.tuning.prequal);
+                let $make =
+                    |p: &PolicyParams| Prequal::new(p.rates.len(), p.tuning.get::<PrequalConfig>());
                 $body
             }
             PolicyKind::C3 => {
-                let $make = |p: &PolicyParams| C3::new(p.rates.len(), p.clients, p.tuning.c3);
+                let $make = |p: &PolicyParams| {
+                    C3::new(p.rates.len(), p.clients, p.tuning.get::<C3Config>())
+                };
                 $body
             }
             PolicyKind::LeastLatency => {
-                let $make = |p: &PolicyParams| LeastLatency::new(p.rates.len(), p.tuning.tau);
+                let $make = |p: &PolicyParams| {
+                    LeastLatency::new(p.rates.len(), p.tuning.get::<Decay>().tau)
+                };
                 $body
             }
             PolicyKind::Jiq => {
                 let $make = |p: &PolicyParams| {
                     Jiq::new(
                         p.rates.len(),
-                        p.tuning.dispatchers as usize,
+                        p.tuning.get::<JiqParams>().dispatchers as usize,
                         p.stream.str("jiq").rng(),
                     )
                 };
@@ -449,6 +473,11 @@ impl PolicyKind {
     pub fn name(self) -> String {
         let (row, n) = self.row();
         POLICIES[row].name_with(n)
+    }
+
+    /// Parses the text after `NAME:` (`key=value,...`) into the policy's parameter struct.
+    pub fn tuning(self, text: &str) -> Result<Tuning, ParamError> {
+        (self.entry().parse)(&self.name(), text)
     }
 
     /// The policy's row in the table.
@@ -716,21 +745,6 @@ mod tests {
         for kind in samples() {
             assert_eq!(PolicyKind::parse(&kind.name()), Some(kind), "{kind:?}");
         }
-        for name in [
-            "random",
-            "rr",
-            "swrr",
-            "p2c",
-            "p3c",
-            "p10c",
-            "p100c",
-            "p2c-repl",
-            "jsq",
-            "jsq-local",
-            "p2c-pewma",
-        ] {
-            assert_eq!(PolicyKind::parse(name).unwrap().name(), name);
-        }
         for bad in
             ["", "p1c", "p0c", "pc", "pNc", "p02c", "P2C", "p2c ", "least-loaded", "p99999999999c"]
         {
@@ -770,64 +784,51 @@ mod tests {
     }
 
     #[test]
-    fn jsq_local_needs_a_board_and_p2c_pewma_live_information() {
-        let live: Vec<&str> =
-            POLICIES.iter().filter(|e| e.allows(Info::Live)).map(|e| e.name).collect();
-        let board: Vec<&str> =
-            POLICIES.iter().filter(|e| e.allows(Info::Board)).map(|e| e.name).collect();
-        let fleet =
-            ["least-request", "least-conn", "random-two", "aperture", "jiq", "ring-hash", "maglev"];
-        let common = ["random", "rr", "swrr", "pNc", "p2c-repl", "jsq"];
-        let feedback = ["wrr-orca", "prequal", "c3", "least-latency"];
-        assert_eq!(live, [&common[..], &["p2c-pewma"], &fleet, &feedback].concat());
-        assert_eq!(board, [&common[..], &["jsq-local"], &fleet].concat());
-        assert_eq!(resolve("jsq-local", Info::Live), Err(NameError::NotAllowed));
-        assert_eq!(resolve("p2c-pewma", Info::Board), Err(NameError::NotAllowed));
+    fn each_name_resolves_under_the_information_its_row_allows() {
+        for kind in samples() {
+            let e = kind.entry();
+            assert!(e.live || e.board, "{} runs somewhere", e.name);
+            for (info, allowed) in [(Info::Live, e.live), (Info::Board, e.board)] {
+                let want = if allowed { Ok(kind) } else { Err(NameError::NotAllowed) };
+                assert_eq!(resolve(&kind.name(), info), want, "{info:?}");
+                let listed =
+                    names(Some(info)).split(", ").any(|n| n.split(' ').next() == Some(e.name));
+                assert_eq!(listed, allowed, "{} in the names of {info:?}", e.name);
+            }
+        }
         assert_eq!(resolve("nope", Info::Board), Err(NameError::Unknown));
     }
 
     #[test]
-    fn jsq_local_is_jsq_counting_its_dispatches() {
-        let counting: Vec<&str> =
-            POLICIES.iter().filter(|e| e.counts_dispatches).map(|e| e.name).collect();
-        assert_eq!(counting, ["jsq-local"]);
+    fn a_name_that_counts_dispatches_is_another_row_s_policy_on_a_board() {
+        for kind in samples().into_iter().filter(|k| k.counts_dispatches()) {
+            let e = kind.entry();
+            assert!(!e.live && e.board, "{}: board only", e.name);
+            let plain = POLICIES.iter().find(|f| f.policy == e.policy && !f.counts_dispatches);
+            assert!(plain.is_some(), "{} is another row's {}", e.name, e.policy);
+        }
         let local = PolicyKind::parse("jsq-local").unwrap();
         assert!(local.counts_dispatches() && !PolicyKind::Jsq.counts_dispatches());
-        assert_eq!(local.entry().policy, PolicyKind::Jsq.entry().policy);
-        assert_eq!(local.name(), "jsq-local");
     }
 
     #[test]
-    fn min_servers_follow_the_table() {
-        let min: Vec<(String, usize)> =
-            samples().into_iter().map(|k| (k.name(), k.min_servers())).collect();
-        let expected = [
-            ("random", 1),
-            ("rr", 1),
-            ("swrr", 1),
-            ("p2c", 2),
-            ("p3c", 3),
-            ("p51c", 51),
-            ("p100c", 100),
-            ("p2c-repl", 1),
-            ("jsq", 1),
-            ("jsq-local", 1),
-            ("p2c-pewma", 2),
-            ("least-request", 1),
-            ("least-conn", 1),
-            ("random-two", 2),
-            ("aperture", 1),
-            ("jiq", 1),
-            ("ring-hash", 1),
-            ("maglev", 1),
-            ("wrr-orca", 1),
-            ("prequal", 1),
-            ("c3", 1),
-            ("least-latency", 2),
-        ];
-        let expected: Vec<(String, usize)> =
-            expected.iter().map(|&(n, m)| (n.to_string(), m)).collect();
-        assert_eq!(min, expected);
+    fn every_policy_picks_on_its_smallest_farm() {
+        // Built on exactly `min_servers()` servers (and the smallest farm a family allows for its
+        // N), each policy picks a server of that farm: a minimum below what a policy needs (two
+        // distinct samples on one server) panics or picks out of range here.
+        let mut rng = <SimRng as rand::SeedableRng>::seed_from_u64(1);
+        for kind in samples() {
+            let n = kind.min_servers();
+            let rates = vec![1.0; n];
+            let tuning = kind.tuning("").unwrap();
+            let params = PolicyParams::new(&rates, &tuning);
+            let loads = crate::model::LoadTable::new(n, true);
+            let picks = with_policy!(kind, &params, |p| {
+                let mut p = p;
+                (0..20).map(|_| p.pick(&loads, SimTime::ZERO, &mut rng)).collect::<Vec<_>>()
+            });
+            assert!(picks.iter().all(|&s| s < n), "{}: {picks:?} on {n}", kind.name());
+        }
     }
 
     #[test]
@@ -835,9 +836,9 @@ mod tests {
         // `with_policy!` matches without a wildcard, so a row without an arm (or an arm without
         // a row) does not compile; this checks that each arm builds its row's type.
         let rates = vec![1.0; 100];
-        let tuning = Tuning::default();
-        let params = PolicyParams::new(&rates, &tuning);
         for kind in samples() {
+            let tuning = kind.tuning("").unwrap();
+            let params = PolicyParams::new(&rates, &tuning);
             let built = with_policy!(kind, &params, |p| std::any::type_name_of_val(&p));
             let base = built.split('<').next().unwrap().rsplit("::").next().unwrap();
             assert_eq!(base, kind.entry().policy, "{} builds {built}", kind.name());
@@ -845,25 +846,120 @@ mod tests {
     }
 
     #[test]
+    fn every_key_of_a_row_is_a_field_of_its_parameter_struct() {
+        for kind in samples() {
+            let (e, name) = (kind.entry(), kind.name());
+            assert_eq!((e.fields)(), e.params, "{name}: the keys are the struct's fields");
+            assert_eq!(kind.tuning(""), kind.tuning(" , "), "{name}: no parameters, defaults");
+            for key in e.params {
+                let err = kind.tuning(&format!("{key}=?")).unwrap_err().to_string();
+                assert!(err.starts_with(&format!("{key} must be ")), "{name}: {err}");
+            }
+            let err = kind.tuning("nope=1").unwrap_err().to_string();
+            assert_eq!(err, format!("unknown parameter 'nope=1' for {name}"));
+        }
+    }
+
+    #[test]
+    fn parameters_keep_their_messages() {
+        let cases = [
+            ("random", "weighted=1", "weighted must be true or false"),
+            ("p2c-pewma", "tau=0", "tau must be a number > 0"),
+            ("least-latency", "tau=NaN", "tau must be a number > 0"),
+            ("least-request", "choices=0", "choices must be an integer from 1 to 100000"),
+            ("least-request", "mode=scan", "mode must be n-choices or full-scan"),
+            ("least-request", "bias=101", "bias must be a number from 0 to 100"),
+            ("aperture", "min_aperture=x", "min_aperture must be an integer from 1 to 100000"),
+            ("jiq", "dispatchers=100001", "dispatchers must be an integer from 1 to 100000"),
+            ("ring-hash", "vnodes=0", "vnodes must be an integer from 1 to 100000"),
+            ("ring-hash", "balance=1", "balance must be a factor > 1 (1.25 = 25% above the mean)"),
+            ("maglev", "table=250", "table must be a prime from 3 to 10000019 (65537 by default)"),
+            ("wrr-orca", "blackout_period=-1", "blackout_period must be a number >= 0"),
+            ("wrr-orca", "expiration_period=0", "expiration_period must be a number > 0"),
+            ("wrr-orca", "weight_update_period=0", "weight_update_period must be a number > 0"),
+            ("wrr-orca", "report_period=inf", "report_period must be a number > 0"),
+            ("wrr-orca", "penalty=-1", "penalty must be a number >= 0"),
+            ("prequal", "probe_rate=101", "probe_rate must be a number from 0 to 100"),
+            ("prequal", "pool=0", "pool must be an integer from 1 to 100000"),
+            ("prequal", "max_age=0", "max_age must be a number > 0"),
+            ("prequal", "q_rif=2", "q_rif must be a number from 0 to 1"),
+            ("prequal", "probe_delay=-1", "probe_delay must be a number >= 0"),
+            ("c3", "rate_control=1", "rate_control must be true or false"),
+            ("c3", "rate_interval=0", "rate_interval must be a number > 0"),
+            ("c3", "cubic_c=0", "cubic_c must be a number > 0"),
+            ("c3", "smax=0", "smax must be a number > 0"),
+            ("c3", "max_tokens=0.5", "max_tokens must be a number >= 1"),
+            ("c3", "beta=1", "beta must be a number between 0 and 1"),
+            ("c3", "hysteresis=-1", "hysteresis must be a number >= 0"),
+            ("p3c", "tau=1", "unknown parameter 'tau=1' for p3c"),
+            ("jsq-local", " x", "unknown parameter ' x' for jsq-local"),
+            ("c3", "beta=2,x=1", "beta must be a number between 0 and 1"),
+            ("c3", "x=1,beta=2", "unknown parameter 'x=1' for c3"),
+            (
+                "jiq",
+                "dispatchers=2, dispatchers = 3",
+                "parameter 'dispatchers' is given twice \
+              (dispatchers=2 and dispatchers=3)",
+            ),
+        ];
+        for (name, text, message) in cases {
+            let err = PolicyKind::parse(name).unwrap().tuning(text).unwrap_err();
+            assert_eq!(err.to_string(), message, "{name}:{text}");
+        }
+    }
+
+    #[test]
+    fn parameters_reach_their_struct() {
+        let get = |name, text| PolicyKind::parse(name).unwrap().tuning(text).unwrap();
+        let lr = get("least-request", "choices=3, mode=full-scan").get::<LeastRequestParams>();
+        assert_eq!(lr, LeastRequestParams { choices: 3, full_scan: true, bias: 1.0 });
+        let ring = get("ring-hash", "balance=1.25").get::<RingHashParams>();
+        assert_eq!(ring, RingHashParams { vnodes: 100, balance: Some(1.25) });
+        assert_eq!(get("maglev", "table=251").get::<MaglevParams>().table, 251);
+        let orca = get("wrr-orca", "report_period=5,blackout_period=0").get::<OrcaConfig>();
+        assert_eq!((orca.report, orca.blackout, orca.update), (5.0, 0.0, 10.0));
+        let c3 = get("c3", "rate_interval=7,rate_control=false").get::<C3Config>();
+        assert_eq!((c3.interval, c3.rate_control, c3.beta), (7.0, false, 0.2));
+        assert_eq!(get("prequal", "pool=4").get::<PrequalConfig>().pool, 4);
+        assert_eq!(get("p2c-pewma", "tau=2.5").get::<Decay>().tau, 2.5);
+        assert_eq!(get("least-latency", "").get::<Decay>().tau, DEFAULT_TAU);
+        assert!(get("random", "weighted=true").get::<RandomParams>().weighted);
+        assert_eq!(get("aperture", "min_aperture=3").get::<ApertureParams>().min_aperture, 3);
+        assert_eq!(get("jiq", "dispatchers=7").get::<JiqParams>().dispatchers, 7);
+    }
+
+    #[test]
     fn names_and_help_list_the_table_in_one_line() {
         let all = names(None);
-        assert_eq!(
-            all,
-            "random, rr, swrr, pNc (p2c, p3c, ... N from 2 to 100), p2c-repl, jsq, jsq-local, \
-             p2c-pewma, least-request, least-conn, random-two, aperture, jiq, ring-hash, maglev, \
-             wrr-orca, prequal, c3, least-latency"
-        );
         assert!(!all.contains('\n'));
+        let mut rest = all.as_str();
+        for e in POLICIES {
+            let shown = match e.family {
+                Some((min, max)) => format!(
+                    "{} ({}, {}, ... N from {min} to {max})",
+                    e.name,
+                    e.name_with(min),
+                    e.name_with(min + 1)
+                ),
+                None => e.name.to_string(),
+            };
+            rest = rest.strip_prefix(&shown).unwrap_or_else(|| panic!("{shown} in {all}"));
+            rest = rest.strip_prefix(", ").unwrap_or(rest);
+        }
+        assert_eq!(rest, "");
         assert_eq!(
             LIVE_POLICIES_HELP,
             format!("Policies, comma-separated: {}", names(Some(Info::Live)))
         );
-        assert!(
-            BOARD_POLICIES_HELP.contains("jsq-local") && !BOARD_POLICIES_HELP.contains("pewma")
+        assert_eq!(
+            BOARD_POLICIES_HELP,
+            format!("Policies, comma-separated: {}", names(Some(Info::Board)))
         );
         let table = with_table("", "").as_str().to_string();
         for e in POLICIES {
+            let keys = e.params.join(" ");
             assert!(table.contains(e.name) && table.contains(e.rule), "{table}");
+            assert!(table.contains(&keys), "{}: {keys} in {table}", e.name);
         }
     }
 }

@@ -21,11 +21,70 @@
 //! by weight, which lbsim does not: every server gets `vnodes` points and an equal turn).
 
 use super::Policy;
+use super::tuning::{Params, count, number_where, text};
 use crate::hashing::{Maglev, Ring, bounded_load_eligible, key_hash};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
 use crate::workload::SharedKeys;
+
+/// The parameters of `ring-hash`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RingHashParams {
+    /// Points per server (default 100).
+    #[serde(deserialize_with = "count")]
+    pub vnodes: u32,
+    /// Bounded-load factor (HAProxy's `hash-balance-factor` / 100); `None`: off.
+    #[serde(deserialize_with = "balance")]
+    pub balance: Option<f64>,
+}
+
+impl Default for RingHashParams {
+    fn default() -> Self {
+        RingHashParams { vnodes: 100, balance: None }
+    }
+}
+
+impl Params for RingHashParams {
+    const KEYS: &'static [&'static str] = &["vnodes", "balance"];
+}
+
+/// `balance`: a factor above 1, at most 100.
+fn balance<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let what = "a factor > 1 (1.25 = 25% above the mean)";
+    number_where(d, |b| b > 1.0 && b <= 100.0, what).map(Some)
+}
+
+/// The parameters of `maglev`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MaglevParams {
+    /// Lookup table size, a prime (default 65537).
+    #[serde(deserialize_with = "table")]
+    pub table: u32,
+}
+
+impl Default for MaglevParams {
+    fn default() -> Self {
+        MaglevParams { table: 65_537 }
+    }
+}
+
+impl Params for MaglevParams {
+    const KEYS: &'static [&'static str] = &["table"];
+}
+
+/// `table`: a prime from 3 to 10000019.
+fn table<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let t = text(d)?.parse::<u32>().ok().filter(|&t| (3..=10_000_019).contains(&t));
+    let message = "must be a prime from 3 to 10000019 (65537 by default)";
+    t.filter(|&t| is_prime(t)).ok_or_else(|| serde::de::Error::custom(message))
+}
+
+fn is_prime(n: u32) -> bool {
+    n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| !n.is_multiple_of(d))
+}
 
 /// The next request's key, hashed (key 0 without a key source).
 fn next_hash(keys: &Option<SharedKeys>) -> u64 {

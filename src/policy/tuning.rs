@@ -1,259 +1,318 @@
 //! Policy parameters, as written after a policy's name in a scenario (`NAME:key=value,...`).
 //!
-//! Each row of the policy table lists the keys its policy accepts; [`Tuning::set`] parses and
-//! checks one value, with a message that says what is expected.
+//! Each policy with parameters declares them as one struct in its own file, deserialised with
+//! serde (`deny_unknown_fields`, every field defaulted) and marked [`Params`]; its row of the
+//! policy table names it (`.params::<C3Config>()`). The text is parsed once, by [`parse`], into
+//! that struct, held for the run by a [`Tuning`]. A field's parser is one of the functions below
+//! (`#[serde(deserialize_with = "...")]`): each says what it expects, and [`parse`] puts the key in
+//! front (`tau must be a number > 0`).
 
-/// The parameters of every policy that has some, with their defaults.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Tuning {
-    /// `random`: draw servers in proportion to their rates (default false: uniform).
-    pub weighted: bool,
-    /// `p2c-pewma`: Peak-EWMA decay time constant.
-    pub tau: f64,
-    /// `least-request`: hosts sampled per pick (Envoy's `choice_count`, default 2).
-    pub choices: u32,
-    /// `least-request`: `mode=full-scan` (Envoy's `FULL_SCAN`) instead of `n-choices`.
-    pub full_scan: bool,
-    /// `least-request`: `active_request_bias` of the weighted path (default 1.0).
-    pub bias: f64,
-    /// `ring-hash`: points per server (default 100).
-    pub vnodes: u32,
-    /// `ring-hash`: bounded-load factor (HAProxy's `hash-balance-factor` / 100); `None`: off.
-    pub balance: Option<f64>,
-    /// `maglev`: lookup table size, a prime (default 65537).
-    pub table: u32,
-    /// `aperture`: the smallest aperture (Finagle's default 12).
-    pub min_aperture: u32,
-    /// `jiq`: idle queues, one per dispatcher (default 1).
-    pub dispatchers: u32,
-    /// `wrr-orca`: blackout, expiration, weight update and report periods, error penalty.
-    pub orca: super::wrr_orca::OrcaConfig,
-    /// `prequal`: probe rate, pool size, probe age limit, RIF quantile, probe delay.
-    pub prequal: super::prequal::PrequalConfig,
-    /// `c3`: cubic rate control and its parameters.
-    pub c3: super::c3::C3Config,
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::value::{BorrowedStrDeserializer, MapAccessDeserializer};
+use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess};
+use serde::{Deserialize, Deserializer};
+
+/// A policy's parameter struct: the keys, in the order `lbsim --help` lists them (the struct's
+/// serde fields, checked by a test), and their defaults ([`Default`]).
+pub trait Params:
+    DeserializeOwned + Default + Clone + PartialEq + fmt::Debug + Send + Sync + 'static
+{
+    /// The keys accepted as `NAME:key=value`.
+    const KEYS: &'static [&'static str];
 }
 
-/// Peak-EWMA decay constant when a policy does not give `tau`.
-pub const DEFAULT_TAU: f64 = 10.0;
+/// The parameters of a policy that has none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
 
-impl Default for Tuning {
-    fn default() -> Self {
-        Tuning {
-            weighted: false,
-            tau: DEFAULT_TAU,
-            choices: 2,
-            full_scan: false,
-            bias: 1.0,
-            vnodes: 100,
-            balance: None,
-            table: 65_537,
-            min_aperture: 12,
-            dispatchers: 1,
-            orca: super::wrr_orca::OrcaConfig::default(),
-            prequal: super::prequal::PrequalConfig::default(),
-            c3: super::c3::C3Config::default(),
-        }
-    }
+impl Params for NoParams {
+    const KEYS: &'static [&'static str] = &[];
 }
 
-/// The largest count parameter (`choices`, `vnodes`, `dispatchers`, `min_aperture`).
-const MAX_COUNT: u32 = 100_000;
-
-/// One `key=value` being set, with the parsers the keys share.
-struct Value<'a> {
-    key: &'a str,
-    value: &'a str,
-}
-
-impl Value<'_> {
-    /// The value as a finite number, if it is one.
-    fn number(&self) -> Option<f64> {
-        self.value.parse::<f64>().ok().filter(|x| x.is_finite())
-    }
-
-    /// The value as an integer from `min` to [`MAX_COUNT`].
-    fn count(&self, min: u32) -> Result<u32, String> {
-        let key = self.key;
-        self.value
-            .parse::<u32>()
-            .ok()
-            .filter(|&c| (min..=MAX_COUNT).contains(&c))
-            .ok_or_else(|| format!("{key} must be an integer from {min} to {MAX_COUNT}"))
-    }
-
-    /// The value as `true` or `false`.
-    fn flag(&self) -> Result<bool, String> {
-        match self.value {
-            "true" => Ok(true),
-            "false" => Ok(false),
-            _ => Err(format!("{} must be true or false", self.key)),
-        }
-    }
-}
+/// The parameters of the run's policy: its parameter struct as parsed, or nothing (every
+/// parameter at its default).
+#[derive(Clone, Default)]
+pub struct Tuning(Option<Arc<dyn Held>>);
 
 impl Tuning {
-    /// Sets `key` to `value`; the error says what is expected.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let v = Value { key, value };
-        match key {
-            "probe_rate" | "pool" | "max_age" | "q_rif" | "probe_delay" => self.set_prequal(&v),
-            "rate_control" | "rate_interval" | "cubic_c" | "smax" | "max_tokens" | "beta"
-            | "hysteresis" => self.set_c3(&v),
-            "blackout_period"
-            | "expiration_period"
-            | "weight_update_period"
-            | "report_period"
-            | "penalty" => self.set_orca(&v),
-            _ => self.set_simple(&v),
-        }
+    /// Holds `params`.
+    pub fn new<P: Params>(params: P) -> Tuning {
+        Tuning(Some(Arc::new(params)))
     }
 
-    /// The keys of the policies with a few plain parameters (random, p2c-pewma,
-    /// least-request, ring-hash, maglev, aperture, jiq).
-    fn set_simple(&mut self, v: &Value) -> Result<(), String> {
-        match v.key {
-            "tau" => {
-                self.tau =
-                    v.number().filter(|&t| t > 0.0).ok_or("tau must be a number > 0".to_string())?
-            }
-            "weighted" => self.weighted = v.flag()?,
-            "choices" => self.choices = v.count(1)?,
-            "mode" => {
-                self.full_scan = match v.value {
-                    "full-scan" => true,
-                    "n-choices" => false,
-                    _ => return Err("mode must be n-choices or full-scan".into()),
-                }
-            }
-            "bias" => {
-                self.bias = v
-                    .number()
-                    .filter(|&b| (0.0..=100.0).contains(&b))
-                    .ok_or("bias must be a number from 0 to 100".to_string())?
-            }
-            "vnodes" => self.vnodes = v.count(1)?,
-            "balance" => {
-                self.balance = Some(
-                    v.number()
-                        .filter(|&b| b > 1.0 && b <= 100.0)
-                        .ok_or("balance must be a factor > 1 (1.25 = 25% above the mean)")?,
-                )
-            }
-            "table" => {
-                let t = v.value.parse::<u32>().ok().filter(|&t| (3..=10_000_019).contains(&t));
-                self.table = t
-                    .filter(|&t| is_prime(t))
-                    .ok_or("table must be a prime from 3 to 10000019 (65537 by default)")?
-            }
-            "min_aperture" => self.min_aperture = v.count(1)?,
-            "dispatchers" => self.dispatchers = v.count(1)?,
-            key => return Err(format!("no parameter {key}")),
-        }
-        Ok(())
-    }
-
-    /// The keys of `prequal`.
-    fn set_prequal(&mut self, v: &Value) -> Result<(), String> {
-        let p = &mut self.prequal;
-        match v.key {
-            "probe_rate" => {
-                p.probe_rate = v
-                    .number()
-                    .filter(|&x| (0.0..=100.0).contains(&x))
-                    .ok_or("probe_rate must be a number from 0 to 100")?
-            }
-            "pool" => p.pool = v.count(1)? as usize,
-            "max_age" => {
-                p.max_age = v.number().filter(|&x| x > 0.0).ok_or("max_age must be a number > 0")?
-            }
-            "q_rif" => {
-                p.q_rif = v
-                    .number()
-                    .filter(|&x| (0.0..=1.0).contains(&x))
-                    .ok_or("q_rif must be a number from 0 to 1")?
-            }
-            _ => {
-                p.probe_delay =
-                    v.number().filter(|&x| x >= 0.0).ok_or("probe_delay must be a number >= 0")?
-            }
-        }
-        Ok(())
-    }
-
-    /// The keys of `c3`.
-    fn set_c3(&mut self, v: &Value) -> Result<(), String> {
-        let c = &mut self.c3;
-        match v.key {
-            "rate_control" => c.rate_control = v.flag()?,
-            "rate_interval" | "cubic_c" | "smax" => {
-                let key = v.key;
-                let x =
-                    v.number().filter(|&x| x > 0.0).ok_or(format!("{key} must be a number > 0"))?;
-                match key {
-                    "rate_interval" => c.interval = x,
-                    "cubic_c" => c.cubic_c = x,
-                    _ => c.smax = x,
-                }
-            }
-            "max_tokens" => {
-                c.max_tokens =
-                    v.number().filter(|&x| x >= 1.0).ok_or("max_tokens must be a number >= 1")?
-            }
-            "beta" => {
-                c.beta = v
-                    .number()
-                    .filter(|&x| x > 0.0 && x < 1.0)
-                    .ok_or("beta must be a number between 0 and 1")?
-            }
-            _ => {
-                c.hysteresis =
-                    v.number().filter(|&x| x >= 0.0).ok_or("hysteresis must be a number >= 0")?
-            }
-        }
-        Ok(())
-    }
-
-    /// The keys of `wrr-orca`: periods and the error penalty.
-    fn set_orca(&mut self, v: &Value) -> Result<(), String> {
-        let key = v.key;
-        let positive = !matches!(key, "blackout_period" | "penalty");
-        let x =
-            v.number().filter(|&x| if positive { x > 0.0 } else { x >= 0.0 }).ok_or_else(|| {
-                format!("{key} must be a number {}", if positive { "> 0" } else { ">= 0" })
-            })?;
-        let o = &mut self.orca;
-        match key {
-            "blackout_period" => o.blackout = x,
-            "expiration_period" => o.expiration = x,
-            "weight_update_period" => o.update = x,
-            "report_period" => o.report = x,
-            _ => o.penalty = x,
-        }
-        Ok(())
+    /// The parameters held if they are a `P`, else `P`'s defaults.
+    pub fn get<P: Params>(&self) -> P {
+        let held = self.0.as_deref().and_then(|h| h.as_any().downcast_ref::<P>());
+        held.cloned().unwrap_or_default()
     }
 }
 
-fn is_prime(n: u32) -> bool {
-    n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| !n.is_multiple_of(d))
+impl fmt::Debug for Tuning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Some(held) => held.fmt(f),
+            None => f.write_str("Defaults"),
+        }
+    }
+}
+
+impl PartialEq for Tuning {
+    fn eq(&self, other: &Tuning) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => a.same(b.as_any()),
+            (a, b) => a.is_none() && b.is_none(),
+        }
+    }
+}
+
+/// A parameter struct behind [`Tuning`].
+trait Held: fmt::Debug + Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    fn same(&self, other: &dyn Any) -> bool;
+}
+
+impl<P: Params> Held for P {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn same(&self, other: &dyn Any) -> bool {
+        other.downcast_ref::<P>() == Some(self)
+    }
+}
+
+/// Why a policy's parameters were refused; the message says what is expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParamError {
+    /// A key the policy does not take, or a parameter without `=` (as written).
+    Unknown {
+        /// The parameter as written.
+        param: String,
+        /// The policy's name.
+        policy: String,
+    },
+    /// A key given twice, with both values.
+    Twice {
+        /// The key.
+        key: String,
+        /// Its first value.
+        first: String,
+        /// Its second value.
+        second: String,
+    },
+    /// A value out of its range or of the wrong kind.
+    Value(String),
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamError::Unknown { param, policy } => {
+                write!(f, "unknown parameter '{param}' for {policy}")
+            }
+            ParamError::Twice { key: k, first, second } => {
+                write!(f, "parameter '{k}' is given twice ({k}={first} and {k}={second})")
+            }
+            ParamError::Value(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for ParamError {}
+
+impl serde::de::Error for ParamError {
+    fn custom<T: fmt::Display>(message: T) -> Self {
+        ParamError::Value(message.to_string())
+    }
+}
+
+/// Parses `text`, the `key=value,...` after `policy:`, into `P`.
+///
+/// Parameters are read left to right and the first fault is the one reported: a key not in
+/// [`Params::KEYS`] or a parameter without `=`, a key given twice, a value its field refuses.
+pub fn parse<P: Params>(policy: &str, text: &str) -> Result<P, ParamError> {
+    let params = text.split(',').filter(|p| !p.trim().is_empty());
+    let pairs = Pairs { policy, keys: P::KEYS, params, given: Vec::new() };
+    P::deserialize(MapAccessDeserializer::new(pairs))
+}
+
+/// The parameters of one policy, as serde reads them: one key and its value at a time.
+struct Pairs<'a, I> {
+    policy: &'a str,
+    keys: &'a [&'a str],
+    params: I,
+    given: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a, I: Iterator<Item = &'a str>> MapAccess<'a> for Pairs<'a, I> {
+    type Error = ParamError;
+
+    fn next_key_seed<K: DeserializeSeed<'a>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, ParamError> {
+        let Some(param) = self.params.next() else {
+            return Ok(None);
+        };
+        let (key, value) = match param.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
+            Some((k, v)) if self.keys.contains(&k) => (k, v),
+            _ => {
+                let policy = self.policy.to_string();
+                return Err(ParamError::Unknown { param: param.to_string(), policy });
+            }
+        };
+        if let Some(&(_, first)) = self.given.iter().find(|(g, _)| *g == key) {
+            let (key, first, second) = (key.to_string(), first.to_string(), value.to_string());
+            return Err(ParamError::Twice { key, first, second });
+        }
+        self.given.push((key, value));
+        seed.deserialize(BorrowedStrDeserializer::new(key)).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, ParamError> {
+        let (key, value) = *self.given.last().expect("a value follows its key");
+        seed.deserialize(BorrowedStrDeserializer::new(value)).map_err(|e| match e {
+            ParamError::Value(message) => ParamError::Value(format!("{key} {message}")),
+            other => other,
+        })
+    }
+}
+
+// ===== the values parameters take =====
+
+/// The largest count parameter (`choices`, `vnodes`, `dispatchers`, `min_aperture`, `pool`).
+const MAX_COUNT: u32 = 100_000;
+
+/// The value as text.
+pub fn text<'de, D: Deserializer<'de>>(d: D) -> Result<&'de str, D::Error> {
+    <&str>::deserialize(d)
+}
+
+/// The value as a finite number, else `must be {what}`.
+pub fn number_where<'de, D: Deserializer<'de>>(
+    d: D,
+    ok: impl Fn(f64) -> bool,
+    what: &str,
+) -> Result<f64, D::Error> {
+    let x = text(d)?.parse::<f64>().ok().filter(|x| x.is_finite() && ok(*x));
+    x.ok_or_else(|| serde::de::Error::custom(format!("must be {what}")))
+}
+
+/// `true` or `false`.
+pub fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    match text(d)? {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(serde::de::Error::custom("must be true or false")),
+    }
+}
+
+/// An integer from 1 to [`MAX_COUNT`].
+pub fn count<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let c = text(d)?.parse::<u32>().ok().filter(|c| (1..=MAX_COUNT).contains(c));
+    let message = || serde::de::Error::custom(format!("must be an integer from 1 to {MAX_COUNT}"));
+    c.ok_or_else(message)
+}
+
+/// Like [`count`], as a `usize`.
+pub fn count_usize<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    count(d).map(|c| c as usize)
+}
+
+/// A number > 0.
+pub fn positive<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    number_where(d, |x| x > 0.0, "a number > 0")
+}
+
+/// A number >= 0.
+pub fn non_negative<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    number_where(d, |x| x >= 0.0, "a number >= 0")
+}
+
+/// A number from 0 to 1.
+pub fn fraction<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    number_where(d, |x| (0.0..=1.0).contains(&x), "a number from 0 to 1")
+}
+
+/// A number from 0 to 100.
+pub fn percent<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    number_where(d, |x| (0.0..=100.0).contains(&x), "a number from 0 to 100")
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    /// The fields serde reads into `P`, from a deserialiser that only records them.
+    pub(crate) fn fields<P: Params>() -> &'static [&'static str] {
+        struct Fields(Option<&'static [&'static str]>);
+        impl<'de> Deserializer<'de> for &mut Fields {
+            type Error = ParamError;
+            fn deserialize_struct<V: serde::de::Visitor<'de>>(
+                self,
+                _: &'static str,
+                fields: &'static [&'static str],
+                _: V,
+            ) -> Result<V::Value, ParamError> {
+                self.0 = Some(fields);
+                Err(ParamError::Value("recorded".into()))
+            }
+            fn deserialize_any<V: serde::de::Visitor<'de>>(
+                self,
+                _: V,
+            ) -> Result<V::Value, Self::Error> {
+                Err(ParamError::Value("not a struct".into()))
+            }
+            serde::forward_to_deserialize_any! {
+                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+                option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+                ignored_any
+            }
+        }
+        let mut f = Fields(None);
+        let _ = P::deserialize(&mut f);
+        f.0.expect("a parameter struct")
+    }
+
+    #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+    #[serde(deny_unknown_fields, default)]
+    struct Two {
+        #[serde(deserialize_with = "count")]
+        n: u32,
+        #[serde(deserialize_with = "flag")]
+        on: bool,
+    }
+
+    impl Params for Two {
+        const KEYS: &'static [&'static str] = &["n", "on"];
+    }
+
     #[test]
-    fn values_are_parsed_and_checked() {
-        let mut t = Tuning::default();
-        t.set("choices", "3").unwrap();
-        t.set("mode", "full-scan").unwrap();
-        t.set("balance", "1.25").unwrap();
-        t.set("table", "251").unwrap();
-        assert_eq!((t.choices, t.full_scan, t.balance, t.table), (3, true, Some(1.25), 251));
-        assert!(t.set("choices", "0").is_err());
-        assert!(t.set("balance", "1").is_err());
-        assert!(t.set("table", "250").is_err(), "not prime");
-        assert!(t.set("mode", "scan").is_err());
-        assert!(t.set("tau", "-1").is_err());
+    fn parameters_are_read_left_to_right_and_the_first_fault_is_reported() {
+        let two = |text| parse::<Two>("two", text).map_err(|e| e.to_string());
+        assert_eq!(two(" n = 3 ,, on=true,"), Ok(Two { n: 3, on: true }));
+        assert_eq!(two(""), Ok(Two::default()));
+        assert_eq!(two("n=0,x=1"), Err("n must be an integer from 1 to 100000".into()));
+        assert_eq!(two("x=1,n=0"), Err("unknown parameter 'x=1' for two".into()));
+        assert_eq!(two("n=1, on"), Err("unknown parameter ' on' for two".into()));
+        assert_eq!(two("n=1,n=2,on=x"), Err("parameter 'n' is given twice (n=1 and n=2)".into()));
+        assert_eq!(two("on=yes"), Err("on must be true or false".into()));
+        assert_eq!(fields::<Two>(), Two::KEYS);
+    }
+
+    #[test]
+    fn a_tuning_gives_what_it_holds_or_the_defaults() {
+        let held = Tuning::new(Two { n: 5, on: true });
+        assert_eq!(held.get::<Two>(), Two { n: 5, on: true });
+        assert_eq!(Tuning::default().get::<Two>(), Two::default());
+        assert_eq!(Tuning::new(NoParams {}).get::<Two>(), Two::default());
+        assert_eq!(held, Tuning::new(Two { n: 5, on: true }));
+        assert_ne!(held, Tuning::new(Two { n: 4, on: true }));
+        assert_ne!(held, Tuning::default());
+        assert_eq!(format!("{held:?}"), "Two { n: 5, on: true }");
     }
 }

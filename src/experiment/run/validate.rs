@@ -144,17 +144,6 @@ fn resolve_point(
         }
     }
     check_hash_policies(&policies, servers).map_err(keyed)?;
-    // ----- policies that run as one client only -----
-    if !spec.info.clients().is_single()
-        && let Some((p, why)) =
-            policies.iter().find_map(|p| p.kind.entry().one_client.map(|why| (p, why)))
-    {
-        let e = format!(
-            "info.clients: '{}' runs as one client only ({why}); leave clients at 1",
-            p.label
-        );
-        return Err(keyed(e));
-    }
     if spec.info.subset.is_some()
         && let Some(p) = policies.iter().find(|p| p.kind == PolicyKind::Aperture)
     {
@@ -248,27 +237,7 @@ fn scenario_policies(key: &str, list: &[String], board: bool) -> Result<Vec<Poli
                 )
             }
         })?;
-        let mut tuning = crate::policy::Tuning::default();
-        let mut given: Vec<(&str, &str)> = Vec::new();
-        for param in params.split(',').filter(|p| !p.trim().is_empty()) {
-            match param.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
-                Some((k, v)) if kind.entry().params.contains(&k) => {
-                    if let Some((_, first)) = given.iter().find(|(g, _)| *g == k) {
-                        return Err(format!(
-                            "{key}: '{label}': parameter '{k}' is given twice ({k}={first} and \
-                             {k}={v})"
-                        ));
-                    }
-                    given.push((k, v));
-                    tuning.set(k, v).map_err(|e| format!("{key}: '{label}': {e}"))?;
-                }
-                _ => {
-                    return Err(format!(
-                        "{key}: '{label}': unknown parameter '{param}' for {name}"
-                    ));
-                }
-            }
-        }
+        let tuning = kind.tuning(params).map_err(|e| format!("{key}: '{label}': {e}"))?;
         if out.iter().any(|p| p.label == label) {
             return Err(format!("{key}: '{label}' is listed twice"));
         }
@@ -432,8 +401,10 @@ fn check_set_keys(assignments: &[String]) -> Result<(), UsageError> {
 
 /// A scenario's `ring-hash` and `maglev` on its `servers`, under the rules `hash` applies.
 fn check_hash_policies(policies: &[PolicySpec], servers: usize) -> Result<(), String> {
+    use crate::policy::{MaglevParams, RingHashParams};
     for p in policies {
-        let (vnodes, table) = (p.tuning.vnodes, p.tuning.table as usize);
+        let (ring, maglev) = (p.tuning.get::<RingHashParams>(), p.tuning.get::<MaglevParams>());
+        let (vnodes, table) = (ring.vnodes, maglev.table as usize);
         let fits = match p.kind {
             PolicyKind::Maglev => maglev_fits(servers, 0, table)
                 .map_err(|rule| format!("on {servers} servers (farm.groups): {rule}")),
