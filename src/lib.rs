@@ -35,6 +35,7 @@ pub mod info;
 pub mod input;
 pub mod limits;
 pub mod model;
+pub mod named;
 pub mod options;
 pub mod output;
 pub mod policy;

@@ -61,12 +61,22 @@ impl Subsetting {
         Subsetting::ALL.into_iter().find(|m| m.name() == s)
     }
 
-    /// The name used on the command line and in output.
+    /// The name used on the command line, in scenario files and in output.
     pub fn name(self) -> &'static str {
         match self {
             Subsetting::Random => "random",
             Subsetting::Deterministic => "deterministic",
         }
+    }
+}
+
+impl crate::named::Name for Subsetting {
+    fn parse(s: &str) -> Option<Self> {
+        Subsetting::parse(s)
+    }
+
+    fn name(self) -> &'static str {
+        Subsetting::name(self)
     }
 }
 

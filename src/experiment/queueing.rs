@@ -203,7 +203,8 @@ pub(crate) fn print_scenario(
     (load, period): (f64, Option<f64>),
     sweep: Option<(&str, &[f64])>,
 ) -> Result<Experiment, UsageError> {
-    use crate::scenario::{Count, Spec, Warmup};
+    use crate::named::Named;
+    use crate::scenario::{Count, InfoKind, Spec, Warmup};
     if !run.quantiles.is_empty() {
         return Err(conflict(
             "--print-scenario",
@@ -225,7 +226,7 @@ pub(crate) fn print_scenario(
     spec.farm.groups = groups;
     spec.arrivals = crate::workload::ArrivalSpec::Poisson { load: Some(load), rate: None };
     if let Some(period) = period {
-        spec.info.kind = Some("board".into());
+        spec.info.kind = Some(Named::Is(InfoKind::Board));
         spec.info.period = Some(period);
     }
     if let Some((key, values)) = sweep.filter(|(_, v)| v.len() > 1) {
@@ -233,11 +234,8 @@ pub(crate) fn print_scenario(
         spec.sweep.insert(key.into(), toml::Value::Array(list));
     }
     spec.run.requests = Count(run.requests);
-    spec.run.warmup = if run.warmup_auto {
-        Warmup::Auto("auto".into())
-    } else {
-        Warmup::Arrivals(Count(run.warmup))
-    };
+    spec.run.warmup =
+        if run.warmup_auto { Warmup::Auto } else { Warmup::Arrivals(Count(run.warmup)) };
     spec.run.seeds = Count(common.seeds);
     spec.run.seed = Count(common.seed);
     spec.run.queue_guard = Count(u64::from(run.queue_guard));

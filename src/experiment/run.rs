@@ -24,7 +24,7 @@ use crate::output::Report;
 use crate::output::series::{self, Pooled};
 use crate::output::table::format_number;
 use crate::policy::{PolicyKind, Tuning};
-use crate::scenario::{Spec, Warmup};
+use crate::scenario::{InfoKind, Spec, Warmup};
 
 pub use crate::policy::DEFAULT_TAU;
 
@@ -129,7 +129,7 @@ impl Point {
                 farm: farm.clone(),
                 policy: p.kind,
                 info: match self.spec.info.kind() {
-                    "board" => {
+                    Ok(InfoKind::Board) => {
                         let period = self.spec.info.period.unwrap_or(0.0);
                         let local = self.spec.info.local || p.kind.counts_dispatches();
                         if period == 0.0 {
@@ -153,7 +153,7 @@ impl Point {
 pub fn run_config(spec: &Spec) -> RunConfig {
     let (warmup, auto) = match &spec.run.warmup {
         Warmup::Arrivals(w) => (w.0, false),
-        Warmup::Auto(_) => (0, true),
+        Warmup::Auto | Warmup::Other(_) => (0, true),
     };
     let mut run = RunConfig::new(warmup, spec.run.requests.0, spec.run.queue_guard.0 as u32);
     run.warmup_auto = auto;

@@ -37,7 +37,9 @@ use toml::{Table, Value};
 use crate::input;
 use crate::limits;
 use crate::model::RateChange;
+use crate::named::Named;
 use crate::output::table::format_number as num;
+use crate::subset::Subsetting;
 use crate::workload::{ArrivalSpec, Arrivals, KeySpec, Service, ServiceSpec};
 
 /// How a scenario read from standard input (`lbsim run -`) is named in messages.
@@ -221,7 +223,7 @@ pub struct InfoSpec {
     /// `local` (each client's own in-flight requests). Left out: `local` with several clients,
     /// else `live`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub kind: Option<Named<InfoKind>>,
     /// Board period (`board` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub period: Option<f64>,
@@ -233,7 +235,7 @@ pub struct InfoSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subset: Option<u32>,
     /// How subsets are chosen: `deterministic` (the SRE book's algorithm) or `random`.
-    pub subsetting: String,
+    pub subsetting: Named<Subsetting>,
 }
 
 impl Default for InfoSpec {
@@ -244,7 +246,37 @@ impl Default for InfoSpec {
             local: false,
             clients: 1,
             subset: None,
-            subsetting: "deterministic".into(),
+            subsetting: Named::Is(Subsetting::Deterministic),
+        }
+    }
+}
+
+/// What the balancer sees, as `info.kind` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InfoKind {
+    /// True queue lengths (`live`).
+    Live,
+    /// The same as [`InfoKind::Live`], kept apart so that `--print` shows the word written
+    /// (`global`).
+    Global,
+    /// A board posted every `period` (`board`).
+    Board,
+    /// Each client's own in-flight requests (`local`).
+    Local,
+}
+
+impl crate::named::Name for InfoKind {
+    fn parse(s: &str) -> Option<Self> {
+        use InfoKind::*;
+        [Live, Global, Board, Local].into_iter().find(|k| k.name() == s)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            InfoKind::Live => "live",
+            InfoKind::Global => "global",
+            InfoKind::Board => "board",
+            InfoKind::Local => "local",
         }
     }
 }
@@ -253,13 +285,13 @@ impl Default for InfoSpec {
 pub const MAX_CLIENTS: u32 = 100_000;
 
 impl InfoSpec {
-    /// The kind, defaults resolved: `live`, `board` or `local` (`global` reads as `live`).
-    pub fn kind(&self) -> &str {
-        match self.kind.as_deref() {
-            Some("global") => "live",
-            Some(k) => k,
-            None if self.clients > 1 => "local",
-            None => "live",
+    /// The kind, defaults resolved: `Live`, `Board` or `Local` (`global` reads as `Live`); the
+    /// word written when it names no kind (refused by validation).
+    pub fn kind(&self) -> Result<InfoKind, &str> {
+        match &self.kind {
+            Some(k) => k.get().map(|k| if k == InfoKind::Global { InfoKind::Live } else { k }),
+            None if self.clients > 1 => Ok(InfoKind::Local),
+            None => Ok(InfoKind::Live),
         }
     }
 
@@ -267,12 +299,10 @@ impl InfoSpec {
     pub fn clients(&self) -> crate::model::Clients {
         crate::model::Clients {
             count: self.clients as usize,
-            local: self.kind() == "local",
-            subset: self.subset.map(|s| {
-                let method = crate::subset::Subsetting::parse(&self.subsetting)
-                    .expect("validated subsetting");
-                (s as usize, method)
-            }),
+            local: self.kind() == Ok(InfoKind::Local),
+            subset: self
+                .subset
+                .map(|s| (s as usize, self.subsetting.get().expect("validated subsetting"))),
         }
     }
 }
@@ -324,12 +354,48 @@ impl RunSpec {
 
 /// A warm-up: a number of arrivals, or `"auto"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(from = "text::Warmup", into = "text::Warmup")]
 pub enum Warmup {
     /// Arrivals.
     Arrivals(Count),
-    /// `"auto"` (any other string is refused by validation).
-    Auto(String),
+    /// `"auto"`: until the queues look steady.
+    Auto,
+    /// Any other string, refused by validation (naming the key and the word).
+    Other(String),
+}
+
+mod text {
+    use super::Count;
+    use serde::{Deserialize, Serialize};
+
+    /// A warm-up as a file writes it: a count or a string. Named as the type it is read into, for
+    /// serde's message when it is neither (`... untagged enum Warmup`).
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    pub enum Warmup {
+        Arrivals(Count),
+        Word(String),
+    }
+
+    impl From<Warmup> for super::Warmup {
+        fn from(w: Warmup) -> super::Warmup {
+            match w {
+                Warmup::Arrivals(c) => super::Warmup::Arrivals(c),
+                Warmup::Word(s) if s == "auto" => super::Warmup::Auto,
+                Warmup::Word(s) => super::Warmup::Other(s),
+            }
+        }
+    }
+
+    impl From<super::Warmup> for Warmup {
+        fn from(w: super::Warmup) -> Warmup {
+            match w {
+                super::Warmup::Arrivals(c) => Warmup::Arrivals(c),
+                super::Warmup::Auto => Warmup::Word("auto".into()),
+                super::Warmup::Other(s) => Warmup::Word(s),
+            }
+        }
+    }
 }
 
 pub use crate::count::Count;
@@ -797,7 +863,7 @@ impl Spec {
     /// `info`: its kind and period, clients and subsets (of at most `servers`).
     fn validate_info(&self, servers: u64) -> Result<(), Invalid> {
         match self.info.kind() {
-            "live" | "local" => {
+            Ok(InfoKind::Live | InfoKind::Global | InfoKind::Local) => {
                 if self.info.period.is_some() || self.info.local {
                     return Err(invalid(
                         "info.period",
@@ -805,7 +871,7 @@ impl Spec {
                     ));
                 }
             }
-            "board" => match self.info.period {
+            Ok(InfoKind::Board) => match self.info.period {
                 Some(p) if p == 0.0 || (p >= limits::MIN_PERIOD && p.is_finite()) => {}
                 Some(p) => {
                     return Err(invalid(
@@ -815,7 +881,7 @@ impl Spec {
                 }
                 None => return Err(invalid("info.period", "a board needs a period")),
             },
-            other => {
+            Err(other) => {
                 return Err(invalid(
                     "info.kind",
                     format!("'{other}': expected \"live\", \"global\", \"local\" or \"board\""),
@@ -828,16 +894,16 @@ impl Spec {
                 format!("expected 1 to {MAX_CLIENTS} clients, got {}", self.info.clients),
             ));
         }
-        if self.info.clients > 1 && self.info.kind() == "board" {
+        if self.info.clients > 1 && self.info.kind() == Ok(InfoKind::Board) {
             return Err(invalid(
                 "info.kind",
                 "a board is one dispatcher's view; with several clients use \"live\" or \"local\"",
             ));
         }
-        if crate::subset::Subsetting::parse(&self.info.subsetting).is_none() {
+        if let Err(other) = self.info.subsetting.get() {
             return Err(invalid(
                 "info.subsetting",
-                format!("'{}': expected \"deterministic\" or \"random\"", self.info.subsetting),
+                format!("'{other}': expected \"deterministic\" or \"random\""),
             ));
         }
         if let Some(size) = self.info.subset
@@ -848,7 +914,7 @@ impl Spec {
                 format!("expected 1 to {servers} servers (the farm's), got {size}"),
             ));
         }
-        if self.info.subset.is_some() && self.info.kind() == "board" {
+        if self.info.subset.is_some() && self.info.kind() == Ok(InfoKind::Board) {
             return Err(invalid("info.subset", "subsets need \"live\" or \"local\" information"));
         }
         Ok(())
@@ -861,8 +927,8 @@ impl Spec {
             Warmup::Arrivals(w) => {
                 count("run.warmup", *w, 0, limits::ARRIVALS)?;
             }
-            Warmup::Auto(s) if s == "auto" => {}
-            Warmup::Auto(s) => {
+            Warmup::Auto => {}
+            Warmup::Other(s) => {
                 return Err(invalid(
                     "run.warmup",
                     format!("expected a count or \"auto\", got \"{s}\""),
@@ -1002,6 +1068,27 @@ mod tests {
         let e = e.to_string();
         assert!(e.starts_with("f.toml:4: arrivals.load"), "{e}");
         assert_eq!(source.line_of_key("arrivals"), Some(3));
+    }
+
+    #[test]
+    fn named_values_read_and_print_as_written() {
+        let text = "[info]\nkind = \"global\"\nsubsetting = \"random\"\n[keys]\npopularity = \"zipf\"\n[run]\nwarmup = \"auto\"\n";
+        let spec = Source::parse("f.toml", text).unwrap().points().unwrap().remove(0).1;
+        assert_eq!(spec.info.kind, Some(Named::Is(InfoKind::Global)));
+        assert_eq!(spec.info.kind(), Ok(InfoKind::Live));
+        assert_eq!(spec.info.subsetting, Named::Is(Subsetting::Random));
+        assert_eq!(spec.run.warmup, Warmup::Auto);
+        let printed = spec.to_toml();
+        for line in text.lines().filter(|l| l.contains('=')) {
+            assert!(printed.lines().any(|l| l == line), "{line} in {printed}");
+        }
+        // A warm-up that is neither a count nor a string is refused by serde naming `Warmup`.
+        let mut source = Source::parse("f.toml", "").unwrap();
+        let e = source.set("run.warmup=true").unwrap_err().to_string();
+        assert!(e.ends_with("data did not match any variant of untagged enum Warmup"), "{e}");
+        source.set("run.warmup=sometimes").unwrap();
+        let e = source.points().unwrap_err().to_string();
+        assert!(e.ends_with("run.warmup: expected a count or \"auto\", got \"sometimes\""), "{e}");
     }
 
     #[test]

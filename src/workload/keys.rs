@@ -20,6 +20,7 @@ use rand::RngExt;
 use rand_distr::Zipf;
 use serde::{Deserialize, Serialize};
 
+use crate::named::{Name, Named};
 use crate::rng::SimRng;
 
 /// `[keys]` of a scenario file.
@@ -29,14 +30,40 @@ pub struct KeySpec {
     /// Distinct keys (`0..count`).
     pub count: crate::count::Count,
     /// `uniform` or `zipf`.
-    pub popularity: String,
+    pub popularity: Named<Popularity>,
     /// Zipf exponent (`zipf` only).
     pub s: f64,
 }
 
 impl Default for KeySpec {
     fn default() -> Self {
-        KeySpec { count: crate::count::Count(10_000), popularity: "uniform".into(), s: 1.0 }
+        KeySpec {
+            count: crate::count::Count(10_000),
+            popularity: Named::Is(Popularity::Uniform),
+            s: 1.0,
+        }
+    }
+}
+
+/// How often each key is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Popularity {
+    /// Every key equally likely (`uniform`).
+    Uniform,
+    /// Key `k` with probability proportional to `1 / (k + 1)^s` (`zipf`).
+    Zipf,
+}
+
+impl Name for Popularity {
+    fn parse(s: &str) -> Option<Self> {
+        [Popularity::Uniform, Popularity::Zipf].into_iter().find(|p| p.name() == s)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Popularity::Uniform => "uniform",
+            Popularity::Zipf => "zipf",
+        }
     }
 }
 
@@ -52,11 +79,13 @@ impl KeySpec {
                 format!("expected 1 to 2^40 keys, got {}", self.count.0),
             ));
         }
-        match self.popularity.as_str() {
-            "uniform" => Ok(()),
-            "zipf" if self.s.is_finite() && self.s > 0.0 && self.s <= 10.0 => Ok(()),
-            "zipf" => Err(("keys.s".into(), format!("expected 0 < s <= 10, got {}", self.s))),
-            other => Err((
+        match self.popularity.get() {
+            Ok(Popularity::Uniform) => Ok(()),
+            Ok(Popularity::Zipf) if self.s.is_finite() && self.s > 0.0 && self.s <= 10.0 => Ok(()),
+            Ok(Popularity::Zipf) => {
+                Err(("keys.s".into(), format!("expected 0 < s <= 10, got {}", self.s)))
+            }
+            Err(other) => Err((
                 "keys.popularity".into(),
                 format!("'{other}': expected \"uniform\" or \"zipf\""),
             )),
@@ -66,9 +95,11 @@ impl KeySpec {
     /// The key source for one replication, drawing from `rng`.
     pub fn source(&self, rng: SimRng) -> KeySource {
         let n = self.count.0;
-        let law = match self.popularity.as_str() {
-            "zipf" => Law::Zipf(Zipf::new(n as f64, self.s).expect("validated zipf parameters")),
-            _ => Law::Uniform(n),
+        let law = match self.popularity.get().expect("validated popularity") {
+            Popularity::Zipf => {
+                Law::Zipf(Zipf::new(n as f64, self.s).expect("validated zipf parameters"))
+            }
+            Popularity::Uniform => Law::Uniform(n),
         };
         KeySource { rng, law }
     }
@@ -111,7 +142,11 @@ mod tests {
     fn zipf_keys_follow_their_law() {
         // s = 1 over 10 keys: P(key 0) = 1 / H_10 = 0.3414. 200 000 draws: the standard error of
         // the frequency is sqrt(p (1 - p) / N) = 0.00106, so 4 standard errors is 0.0042.
-        let spec = KeySpec { count: crate::count::Count(10), popularity: "zipf".into(), s: 1.0 };
+        let spec = KeySpec {
+            count: crate::count::Count(10),
+            popularity: Named::Is(Popularity::Zipf),
+            s: 1.0,
+        };
         let mut src = spec.source(SimRng::seed_from_u64(3));
         let n = 200_000;
         let mut counts = [0u32; 10];
@@ -132,9 +167,9 @@ mod tests {
         let spec = KeySpec { count: crate::count::Count(7), ..KeySpec::default() };
         let mut src = spec.source(SimRng::seed_from_u64(1));
         assert!((0..1000).all(|_| src.next_key() < 7));
-        let bad = KeySpec { popularity: "zipf".into(), s: 0.0, ..KeySpec::default() };
+        let bad = KeySpec { popularity: Named::Is(Popularity::Zipf), s: 0.0, ..KeySpec::default() };
         assert_eq!(bad.validate().unwrap_err().0, "keys.s");
-        let bad = KeySpec { popularity: "pareto".into(), ..KeySpec::default() };
+        let bad = KeySpec { popularity: Named::Other("pareto".into()), ..KeySpec::default() };
         assert_eq!(bad.validate().unwrap_err().0, "keys.popularity");
     }
 }

@@ -124,7 +124,7 @@ fn resolve_point(
     quantiles: &[Quantile],
 ) -> Result<Point, UsageError> {
     let keyed = |e: String| UsageError::from(ScenarioError::keyed(&source.file, None, &e));
-    let board = spec.info.kind() == "board";
+    let board = spec.info.kind() == Ok(crate::scenario::InfoKind::Board);
     let policies = scenario_policies("policies", &spec.policies, board).map_err(keyed)?;
     let servers = spec.rates().len();
     for p in &policies {
