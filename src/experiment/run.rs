@@ -54,8 +54,21 @@ impl Command for Run {
         config(a, common, g.seeds.is_some(), g.seed.is_some())
     }
 
+    /// Runs the scenario; returns the rows, the report built from them and the number of events
+    /// simulated.
     fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Vec<RunRow>, Report, u64) {
-        run(cfg, c, progress)
+        let outcomes: Vec<Vec<Outcome>> = cfg
+            .points
+            .iter()
+            .map(|point| {
+                let groups = groups(point);
+                let series = |_| point.run.series.map(|_| groups.clone());
+                run_scenarios_with(&point.scenarios(), &point.run, c, progress, &series)
+            })
+            .collect();
+        let events = outcomes.iter().map(|o| super::total_events(o)).sum();
+        let (rows, report) = summarise(cfg, c, &outcomes);
+        (rows, report, events)
     }
 
     fn replications(cfg: &RunScenario, seeds: u64) -> u64 {
@@ -233,23 +246,6 @@ pub struct AdmissionColumns {
     pub rejected: u64,
     /// The most admitted in any window of the limiter's period.
     pub max_in_window: u64,
-}
-
-/// Runs the scenario; returns the rows, the report built from them and the number of events
-/// simulated.
-pub fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Vec<RunRow>, Report, u64) {
-    let outcomes: Vec<Vec<Outcome>> = cfg
-        .points
-        .iter()
-        .map(|point| {
-            let groups = groups(point);
-            let series = |_| point.run.series.map(|_| groups.clone());
-            run_scenarios_with(&point.scenarios(), &point.run, c, progress, &series)
-        })
-        .collect();
-    let events = outcomes.iter().map(|o| super::total_events(o)).sum();
-    let (rows, report) = summarise(cfg, c, &outcomes);
-    (rows, report, events)
 }
 
 /// The rows of the scenario and their report from the outcomes of each point's scenarios (one
