@@ -9,7 +9,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{Command, Experiment};
+use super::{Command, Experiment, Merged, Plan};
 use super::{Progress, params};
 use crate::cli::BinsArgs;
 use crate::cli::Global;
@@ -98,6 +98,14 @@ impl Command for Bins {
             })
             .collect();
         summarise(cfg, c, &loads)
+    }
+
+    fn plan(cfg: &BinsConfig) -> Result<Plan, UsageError> {
+        Ok(Plan::Bins(cases(cfg)))
+    }
+
+    fn merge(cfg: &BinsConfig, c: &Common, _: &Plan, m: &Merged) -> (Vec<BinsRow>, Report, u64) {
+        summarise(cfg, c, m.loads())
     }
 
     fn replications(cfg: &BinsConfig, seeds: u64) -> u64 {

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::common::{Common, RunConfig};
 use super::queueing;
 use super::queueing::{check_horizon, check_run_size, group, print_scenario, run_config};
-use super::{Command, Experiment};
+use super::{Command, Experiment, Merged, Plan};
 use super::{
     Outcome, Progress, STEADY_NOTE, Scenario, Workload, params, run_scenarios, stop_warnings,
     total_events,
@@ -128,6 +128,15 @@ impl Command for Fixed {
         let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
         let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
         (rows, report, total_events(&outcomes))
+    }
+
+    fn plan(cfg: &FixedConfig) -> Result<Plan, UsageError> {
+        Plan::queueing(plan(cfg), &cfg.run)
+    }
+
+    fn merge(cfg: &FixedConfig, c: &Common, p: &Plan, m: &Merged) -> (Vec<FixedRow>, Report, u64) {
+        let (rows, report) = summarise(cfg, c, p.scenarios(), m.outcomes());
+        (rows, report, total_events(m.outcomes()))
     }
 
     fn replications(cfg: &FixedConfig, seeds: u64) -> u64 {

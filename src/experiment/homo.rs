@@ -8,7 +8,7 @@ use super::queueing::{
     baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
     policy_names, print_scenario, run_config,
 };
-use super::{Command, Experiment};
+use super::{Command, Experiment, Merged, Plan};
 use super::{
     Outcome, Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios,
     steadiness_mark, stop_warnings, total_events,
@@ -79,6 +79,15 @@ impl Command for Homo {
         let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
         let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
         (rows, report, total_events(&outcomes))
+    }
+
+    fn plan(cfg: &HomoConfig) -> Result<Plan, UsageError> {
+        Plan::queueing(plan(cfg), &cfg.run)
+    }
+
+    fn merge(cfg: &HomoConfig, c: &Common, p: &Plan, m: &Merged) -> (Vec<HomoRow>, Report, u64) {
+        let (rows, report) = summarise(cfg, c, p.scenarios(), m.outcomes());
+        (rows, report, total_events(m.outcomes()))
     }
 
     fn replications(cfg: &HomoConfig, seeds: u64) -> u64 {

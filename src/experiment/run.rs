@@ -11,7 +11,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::common::{Common, RunConfig};
-use super::{Command, Experiment};
+use super::plan::check_run;
+use super::{Command, Experiment, Merged, Plan};
 use super::{
     Outcome, Progress, STEADY_NOTE, Scenario, VsBaseline, Workload, run_scenarios_with,
     steadiness_mark, stop_warnings,
@@ -69,6 +70,26 @@ impl Command for Run {
         let events = outcomes.iter().map(|o| super::total_events(o)).sum();
         let (rows, report) = summarise(cfg, c, &outcomes);
         (rows, report, events)
+    }
+
+    fn plan(cfg: &RunScenario) -> Result<Plan, UsageError> {
+        let mut scenarios = Vec::new();
+        let mut runs = Vec::new();
+        for point in &cfg.points {
+            check_run(&point.run, "[run] warmup = \"auto\"", "precision")?;
+            let s = point.scenarios();
+            runs.extend(std::iter::repeat_n(point.run.clone(), s.len()));
+            scenarios.extend(s);
+        }
+        Ok(Plan::Queueing { scenarios, runs })
+    }
+
+    fn merge(cfg: &RunScenario, c: &Common, _: &Plan, m: &Merged) -> (Vec<RunRow>, Report, u64) {
+        let mut outcomes = m.outcomes().iter().cloned();
+        let per_point: Vec<Vec<Outcome>> =
+            cfg.points.iter().map(|p| outcomes.by_ref().take(p.policies.len()).collect()).collect();
+        let (rows, report) = summarise(cfg, c, &per_point);
+        (rows, report, super::total_events(m.outcomes()))
     }
 
     fn replications(cfg: &RunScenario, seeds: u64) -> u64 {

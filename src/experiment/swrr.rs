@@ -8,7 +8,8 @@
 
 use serde::Serialize;
 
-use super::{Command, Experiment};
+use super::plan::not_sharded;
+use super::{Command, Experiment, Plan};
 use super::{Common, Progress};
 use crate::cli::Global;
 use crate::cli::SwrrArgs;
@@ -135,6 +136,10 @@ impl Command for Swrr {
         }
         let report = Report::new("swrr", cfg, &rows);
         (SwrrRows::Sets(rows), report, picks)
+    }
+
+    fn plan(_: &SwrrConfig) -> Result<Plan, UsageError> {
+        Err(not_sharded("swrr", "runs no replications"))
     }
 
     fn replications(_: &SwrrConfig, _: u64) -> u64 {
