@@ -9,7 +9,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{Command, Experiment};
+use super::{Command, Experiment, Merged, Plan};
 use super::{Progress, params};
 use crate::cli::BinsArgs;
 use crate::cli::Global;
@@ -51,50 +51,66 @@ impl Command for Bins {
     type Config = BinsConfig;
     type Rows = Vec<BinsRow>;
 
+    /// Validates `lbsim bins`: the bin counts, choices and variants.
     fn config(a: &BinsArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
-        config(a, common)
+        let (seeds, threads) = (common.seeds, common.threads);
+        let n = parse_list("--n", &a.n, |s| parse_count("--n", s, 1, limits::BINS))?;
+        let d = parse_list("--d", &a.d, |s| Ok(parse_count("--d", s, 1, 64)? as u32))?;
+        let variants = parse_list("--variants", &a.variants, |s| match s {
+            "uniform" => Ok(Variant::Uniform),
+            "left" => Ok(Variant::Left),
+            _ => Err(bad("--variants", s, "expected uniform or left")),
+        })?;
+        if !variants.contains(&Variant::Uniform) && d.iter().all(|&dd| dd < 2) {
+            return Err(conflict(
+                "--variants left",
+                "runs only for --d 2 or more, and --d gives only 1: nothing to run",
+            ));
+        }
+        if let Some(&dd) = d.iter().find(|&&dd| u64::from(dd) > *n.iter().min().unwrap()) {
+            return Err(conflict(
+                "--d",
+                format!("{dd} is larger than the smallest --n; each ball needs d <= n bins"),
+            ));
+        }
+        check_replications(seeds, n.len() * d.len() * variants.len())?;
+        let largest = n.iter().copied().max().unwrap_or(0);
+        check_memory(
+            threads,
+            seeds * n.len() as u64,
+            largest * limits::BYTES_PER_BIN,
+            &format!("--n {largest}"),
+        )?;
+        Ok(Experiment::Bins(BinsConfig { n, d, variants }))
     }
 
+    /// Runs `bins`; returns the rows, the report built from them and the number of balls thrown.
     fn run(cfg: &BinsConfig, c: &Common, progress: Progress) -> (Vec<BinsRow>, Report, u64) {
-        run(cfg, c, progress)
+        let cases = cases(cfg);
+        let tasks: Vec<(usize, u64)> =
+            (0..cases.len()).flat_map(|i| (0..c.seeds).map(move |k| (i, k))).collect();
+        let loads: Vec<u32> = tasks
+            .par_iter()
+            .map(|&(i, k)| {
+                let m = task(cases[i], c.seed, k);
+                progress.done();
+                m
+            })
+            .collect();
+        summarise(cfg, c, &loads)
+    }
+
+    fn plan(cfg: &BinsConfig) -> Result<Plan, UsageError> {
+        Ok(Plan::Bins(cases(cfg)))
+    }
+
+    fn merge(cfg: &BinsConfig, c: &Common, _: &Plan, m: &Merged) -> (Vec<BinsRow>, Report, u64) {
+        summarise(cfg, c, m.loads())
     }
 
     fn replications(cfg: &BinsConfig, seeds: u64) -> u64 {
         cases(cfg).len() as u64 * seeds
     }
-}
-
-/// Validates `lbsim bins`: the bin counts, choices and variants.
-pub fn config(a: &BinsArgs, common: &Common) -> Result<Experiment, UsageError> {
-    let (seeds, threads) = (common.seeds, common.threads);
-    let n = parse_list("--n", &a.n, |s| parse_count("--n", s, 1, limits::BINS))?;
-    let d = parse_list("--d", &a.d, |s| Ok(parse_count("--d", s, 1, 64)? as u32))?;
-    let variants = parse_list("--variants", &a.variants, |s| match s {
-        "uniform" => Ok(Variant::Uniform),
-        "left" => Ok(Variant::Left),
-        _ => Err(bad("--variants", s, "expected uniform or left")),
-    })?;
-    if !variants.contains(&Variant::Uniform) && d.iter().all(|&dd| dd < 2) {
-        return Err(conflict(
-            "--variants left",
-            "runs only for --d 2 or more, and --d gives only 1: nothing to run",
-        ));
-    }
-    if let Some(&dd) = d.iter().find(|&&dd| u64::from(dd) > *n.iter().min().unwrap()) {
-        return Err(conflict(
-            "--d",
-            format!("{dd} is larger than the smallest --n; each ball needs d <= n bins"),
-        ));
-    }
-    check_replications(seeds, n.len() * d.len() * variants.len())?;
-    let largest = n.iter().copied().max().unwrap_or(0);
-    check_memory(
-        threads,
-        seeds * n.len() as u64,
-        largest * limits::BYTES_PER_BIN,
-        &format!("--n {largest}"),
-    )?;
-    Ok(Experiment::Bins(BinsConfig { n, d, variants }))
 }
 
 /// One row of `bins`.
@@ -172,22 +188,6 @@ pub fn max_load(n: usize, d: u32, variant: Variant, rng: &mut SimRng) -> u32 {
         max = max.max(bins[best]);
     }
     u32::from(max)
-}
-
-/// Runs `bins`; returns the rows, the report built from them and the number of balls thrown.
-pub fn run(cfg: &BinsConfig, c: &Common, progress: Progress) -> (Vec<BinsRow>, Report, u64) {
-    let cases = cases(cfg);
-    let tasks: Vec<(usize, u64)> =
-        (0..cases.len()).flat_map(|i| (0..c.seeds).map(move |k| (i, k))).collect();
-    let loads: Vec<u32> = tasks
-        .par_iter()
-        .map(|&(i, k)| {
-            let m = task(cases[i], c.seed, k);
-            progress.done();
-            m
-        })
-        .collect();
-    summarise(cfg, c, &loads)
 }
 
 /// Replication `k` of case `(n, d, variant)`: the max load.

@@ -1,11 +1,13 @@
 //! The seam every command implements: how its arguments become its validated configuration, how
-//! it runs, and how many replications it runs. The one list of commands (`commands!` in
+//! it runs, how many replications it runs, and, for the commands that can be sharded, its tasks
+//! and how their results become its rows. The one list of commands (`commands!` in
 //! [`crate::experiment`]) builds from it the enums of configurations ([`Experiment`]) and rows
 //! ([`Rows`](super::Rows)) and every dispatch over them, so a command is added by its file and one
 //! line in that list (and its arguments in [`crate::cli`]).
 
 use std::path::PathBuf;
 
+use super::plan::{Merged, Plan, not_sharded};
 use super::{Common, Experiment, Progress};
 use crate::cli::Global;
 use crate::error::UsageError;
@@ -46,6 +48,23 @@ pub trait Command {
 
     /// The replications it will run (for progress reporting), twice over with `--warmup auto`.
     fn replications(cfg: &Self::Config, seeds: u64) -> u64;
+
+    /// Its tasks, for `--shard` and `merge`, or why it cannot be split (by default: it runs no
+    /// replications to split).
+    fn plan(_cfg: &Self::Config) -> Result<Plan, UsageError> {
+        Err(not_sharded("this command", "runs no replications to split"))
+    }
+
+    /// Its rows, its report and the events simulated, from the result of every task of `plan` (its
+    /// [`Command::plan`]) in task order, as `merge` reads them.
+    fn merge(
+        _cfg: &Self::Config,
+        _c: &Common,
+        _plan: &Plan,
+        _merged: &Merged,
+    ) -> (Self::Rows, Report, u64) {
+        unreachable!("only a command with a plan is merged")
+    }
 
     /// The figure of its rows, for the commands that draw one (`--plot`).
     fn figure(_rows: &Self::Rows) -> Option<String> {

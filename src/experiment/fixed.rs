@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::common::{Common, RunConfig};
 use super::queueing;
 use super::queueing::{check_horizon, check_run_size, group, print_scenario, run_config};
-use super::{Command, Experiment};
+use super::{Command, Experiment, Merged, Plan};
 use super::{
     Outcome, Progress, STEADY_NOTE, Scenario, Workload, params, run_scenarios, stop_warnings,
     total_events,
@@ -62,76 +62,86 @@ impl Command for Fixed {
         Some(plot::supermarket(&levels))
     }
 
+    /// Validates `lbsim fixed`: the farm, loads and choices, with the levels the fixed point lists.
     fn config(a: &FixedArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
-        config(a, common)
+        let (seeds, threads) = (common.seeds, common.threads);
+        let n = server_count("--n", &a.n, 1)?;
+        let lambda = parse_list("--lambda", &a.lambda, |s| load("--lambda", s))?;
+        let d = parse_list("--d", &a.d, |s| {
+            Ok(parse_count("--d", s, 1, u64::from(limits::CHOICES))? as u32)
+        })?;
+        if let Some(&dd) = d.iter().find(|&&dd| dd as usize > n) {
+            return Err(conflict(
+                "--d",
+                format!("{dd} is larger than the farm (--n {n}); d distinct choices need d <= n"),
+            ));
+        }
+        for (&l, &dd) in lambda.iter().flat_map(|l| d.iter().map(move |dd| (l, dd))) {
+            let levels = fixed_levels(l, dd);
+            if levels > limits::LEVELS {
+                return Err(too_large(
+                    format!("--lambda {l} with --d {dd}"),
+                    format!(
+                        "lists {levels} levels (s_i >= {}); at most {} are accepted: lower --lambda or raise --d",
+                        MIN_THEORY,
+                        limits::LEVELS
+                    ),
+                ));
+            }
+        }
+        check_run_size(seeds, lambda.len() * d.len(), threads, n, &format!("--n {n}"))?;
+        let run = run_config(&a.run, 5_000_000, 500_000, seeds)?;
+        if !run.quantiles.is_empty() {
+            return Err(conflict(
+                "--quantiles",
+                "does not apply to fixed, whose rows are queue-length levels",
+            ));
+        }
+        let lowest = lambda.iter().copied().fold(1.0, f64::min);
+        check_horizon(&run, lowest * n as f64, 1.0)?;
+        if a.print_scenario {
+            // d = 1 draws one uniform server, as random does (the same coins).
+            let policies: Vec<PolicyKind> = d
+                .iter()
+                .map(|&d| if d == 1 { PolicyKind::Random } else { PolicyKind::PnC(d) })
+                .collect();
+            let groups = group("servers", n, 1.0).into_iter().collect();
+            let ex = print_scenario(
+                "fixed",
+                groups,
+                &policies,
+                crate::experiment::run::DEFAULT_TAU,
+                &run,
+                common,
+                (lambda[0], None),
+                Some(("arrivals.load", &lambda[..])),
+            )?;
+            return Ok(ex);
+        }
+        Ok(Experiment::Fixed(FixedConfig { n, lambda, d, run }))
     }
 
+    /// Runs `fixed`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
+    /// from them and the number of events simulated.
     fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Vec<FixedRow>, Report, u64) {
-        run(cfg, c, progress)
+        let scenarios = plan(cfg);
+        let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
+        let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
+        (rows, report, total_events(&outcomes))
+    }
+
+    fn plan(cfg: &FixedConfig) -> Result<Plan, UsageError> {
+        Plan::queueing(plan(cfg), &cfg.run)
+    }
+
+    fn merge(cfg: &FixedConfig, c: &Common, p: &Plan, m: &Merged) -> (Vec<FixedRow>, Report, u64) {
+        let (rows, report) = summarise(cfg, c, p.scenarios(), m.outcomes());
+        (rows, report, total_events(m.outcomes()))
     }
 
     fn replications(cfg: &FixedConfig, seeds: u64) -> u64 {
         queueing::replications(plan(cfg).len(), &cfg.run, seeds)
     }
-}
-
-/// Validates `lbsim fixed`: the farm, loads and choices, with the levels the fixed point lists.
-pub fn config(a: &FixedArgs, common: &Common) -> Result<Experiment, UsageError> {
-    let (seeds, threads) = (common.seeds, common.threads);
-    let n = server_count("--n", &a.n, 1)?;
-    let lambda = parse_list("--lambda", &a.lambda, |s| load("--lambda", s))?;
-    let d = parse_list("--d", &a.d, |s| {
-        Ok(parse_count("--d", s, 1, u64::from(limits::CHOICES))? as u32)
-    })?;
-    if let Some(&dd) = d.iter().find(|&&dd| dd as usize > n) {
-        return Err(conflict(
-            "--d",
-            format!("{dd} is larger than the farm (--n {n}); d distinct choices need d <= n"),
-        ));
-    }
-    for (&l, &dd) in lambda.iter().flat_map(|l| d.iter().map(move |dd| (l, dd))) {
-        let levels = fixed_levels(l, dd);
-        if levels > limits::LEVELS {
-            return Err(too_large(
-                format!("--lambda {l} with --d {dd}"),
-                format!(
-                    "lists {levels} levels (s_i >= {}); at most {} are accepted: lower --lambda or raise --d",
-                    MIN_THEORY,
-                    limits::LEVELS
-                ),
-            ));
-        }
-    }
-    check_run_size(seeds, lambda.len() * d.len(), threads, n, &format!("--n {n}"))?;
-    let run = run_config(&a.run, 5_000_000, 500_000, seeds)?;
-    if !run.quantiles.is_empty() {
-        return Err(conflict(
-            "--quantiles",
-            "does not apply to fixed, whose rows are queue-length levels",
-        ));
-    }
-    let lowest = lambda.iter().copied().fold(1.0, f64::min);
-    check_horizon(&run, lowest * n as f64, 1.0)?;
-    if a.print_scenario {
-        // d = 1 draws one uniform server, as random does (the same coins).
-        let policies: Vec<PolicyKind> = d
-            .iter()
-            .map(|&d| if d == 1 { PolicyKind::Random } else { PolicyKind::PnC(d) })
-            .collect();
-        let groups = group("servers", n, 1.0).into_iter().collect();
-        let ex = print_scenario(
-            "fixed",
-            groups,
-            &policies,
-            crate::experiment::run::DEFAULT_TAU,
-            &run,
-            common,
-            (lambda[0], None),
-            Some(("arrivals.load", &lambda[..])),
-        )?;
-        return Ok(ex);
-    }
-    Ok(Experiment::Fixed(FixedConfig { n, lambda, d, run }))
 }
 
 /// Number of levels `fixed` lists for `(lambda, d)`: the `i` with `s_i >= MIN_THEORY`, that is
@@ -206,15 +216,6 @@ pub fn plan(cfg: &FixedConfig) -> Vec<Scenario> {
             })
         })
         .collect()
-}
-
-/// Runs `fixed`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
-/// from them and the number of events simulated.
-pub fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Vec<FixedRow>, Report, u64) {
-    let scenarios = plan(cfg);
-    let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
-    let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
-    (rows, report, total_events(&outcomes))
 }
 
 /// The rows of `fixed` and their report (marks, notes, warnings) from the outcomes of its

@@ -73,74 +73,120 @@ impl Command for Hash {
     type Config = HashConfig;
     type Rows = Vec<HashRow>;
 
+    /// Validates `lbsim hash`.
     fn config(a: &HashArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
-        Ok(Experiment::Hash(config(a, common.seeds, common.threads)?))
+        let (seeds, threads) = (common.seeds, common.threads);
+        let servers = parse_count("--servers", &a.servers, 1, limits::SERVERS)? as usize;
+        let keys = parse_count("--keys", &a.keys, 1, limits::HASH_KEYS)?;
+        let vnodes = parse_list("--vnodes", &a.vnodes, |s| {
+            Ok(parse_count("--vnodes", s, 1, limits::RING_POINTS)? as usize)
+        })?;
+        let methods = parse_list("--methods", &a.methods, |s| match s {
+            "ring" => Ok(HashMethod::Ring),
+            "maglev" => Ok(HashMethod::Maglev),
+            "modulo" => Ok(HashMethod::Modulo),
+            _ => Err(bad("--methods", s, "expected ring, maglev or modulo")),
+        })?;
+        let ring = methods.contains(&HashMethod::Ring);
+        let balance = match &a.balance {
+            Some(s) => {
+                let f = parse_f64(
+                    "--balance",
+                    s,
+                    |f| f > 1.0 && f <= 100.0 && ((f * 100.0).round() - f * 100.0).abs() < 1e-9,
+                    "expected a factor above 1 and at most 100 in whole percent (1.25 is HAProxy's \
+                     hash-balance-factor 125)",
+                )?;
+                if !ring {
+                    return Err(conflict(
+                        "--balance",
+                        "adds ring-bounded rows, which need ring in --methods",
+                    ));
+                }
+                Some(f)
+            }
+            None => None,
+        };
+        if methods.contains(&HashMethod::Maglev) {
+            maglev_fits(servers, 1, DEFAULT_TABLE_SIZE)
+                .map_err(|rule| conflict("--servers", format!("{servers} with maglev: {rule}")))?;
+        }
+        let most = vnodes.iter().copied().max().unwrap_or(1);
+        let points = (servers as u64 + 1).saturating_mul(most as u64);
+        if ring {
+            ring_fits(servers + 1, most as u64)
+                .map_err(|rule| too_large(format!("--vnodes {most}"), rule))?;
+        }
+        let rows = methods
+            .iter()
+            .map(|m| match m {
+                HashMethod::Ring => vnodes.len() * if balance.is_some() { 2 } else { 1 },
+                _ => 1,
+            })
+            .sum::<usize>();
+        check_replications(seeds, rows)?;
+        // Per replication in flight: two rings (or tables) and one server per key.
+        let rings = if ring { 2 * points * 16 } else { 2 * DEFAULT_TABLE_SIZE as u64 * 4 };
+        check_memory(threads, seeds * rows as u64, rings + keys * 4, &format!("--keys {keys}"))?;
+        Ok(Experiment::Hash(HashConfig { servers, keys, vnodes, methods, balance }))
     }
 
+    /// Runs `hash`; returns the rows, the report and the number of key lookups.
     fn run(cfg: &HashConfig, c: &Common, progress: Progress) -> (Vec<HashRow>, Report, u64) {
-        run(cfg, c, progress)
+        let cases = cases(cfg);
+        let mut sorted: Vec<u64> = (0..cfg.keys).into_par_iter().map(key_hash).collect();
+        sorted.par_sort_unstable();
+        let tasks: Vec<(usize, u64)> =
+            (0..cases.len()).flat_map(|i| (0..c.seeds).map(move |k| (i, k))).collect();
+        let results: Vec<Placement> = tasks
+            .par_iter()
+            .with_max_len(1)
+            .map(|&(i, k)| {
+                let p = measure(cases[i], cfg.servers, &sorted, c.seed, k);
+                progress.done();
+                p
+            })
+            .collect();
+        let n = cfg.servers as u64;
+        let rows: Vec<HashRow> = cases
+            .iter()
+            .zip(results.chunks(c.seeds as usize))
+            .map(|(&case, ps)| {
+                let of = |f: fn(&Placement) -> f64| median(&ps.iter().map(f).collect::<Vec<_>>());
+                HashRow {
+                    method: case.method(),
+                    servers: n,
+                    keys: cfg.keys,
+                    vnodes: case.vnodes(),
+                    seeds: c.seeds,
+                    max_over_mean: of(|p| p.max_over_mean),
+                    moved_fraction: of(|p| p.moved_fraction),
+                    ideal_moved_fraction: 1.0 / (n + 1) as f64,
+                }
+            })
+            .collect();
+        let lookups = 2 * cfg.keys * tasks.len() as u64;
+        let mut report = Report::new("hash", &params(c, cfg), &rows);
+        report.notes.push(format!(
+            "keys 0..{} hashed by xxHash64; max_over_mean: most keys on one of {n} servers over the \
+             mean; moved_fraction: keys whose server changes when server {n} is added (ideal \
+             1/(n+1)); medians over {} placements{}.",
+            cfg.keys,
+            c.seeds,
+            match cfg.balance {
+                Some(f) => format!(
+                    "; ring-bounded: keys placed in order under HAProxy's hash-balance-factor {}",
+                    factor_percent(f)
+                ),
+                None => String::new(),
+            }
+        ));
+        (rows, report, lookups)
     }
 
     fn replications(cfg: &HashConfig, seeds: u64) -> u64 {
         cases(cfg).len() as u64 * seeds
     }
-}
-
-/// Validates `lbsim hash`.
-pub fn config(a: &HashArgs, seeds: u64, threads: Option<usize>) -> Result<HashConfig, UsageError> {
-    let servers = parse_count("--servers", &a.servers, 1, limits::SERVERS)? as usize;
-    let keys = parse_count("--keys", &a.keys, 1, limits::HASH_KEYS)?;
-    let vnodes = parse_list("--vnodes", &a.vnodes, |s| {
-        Ok(parse_count("--vnodes", s, 1, limits::RING_POINTS)? as usize)
-    })?;
-    let methods = parse_list("--methods", &a.methods, |s| match s {
-        "ring" => Ok(HashMethod::Ring),
-        "maglev" => Ok(HashMethod::Maglev),
-        "modulo" => Ok(HashMethod::Modulo),
-        _ => Err(bad("--methods", s, "expected ring, maglev or modulo")),
-    })?;
-    let ring = methods.contains(&HashMethod::Ring);
-    let balance = match &a.balance {
-        Some(s) => {
-            let f = parse_f64(
-                "--balance",
-                s,
-                |f| f > 1.0 && f <= 100.0 && ((f * 100.0).round() - f * 100.0).abs() < 1e-9,
-                "expected a factor above 1 and at most 100 in whole percent (1.25 is HAProxy's \
-                 hash-balance-factor 125)",
-            )?;
-            if !ring {
-                return Err(conflict(
-                    "--balance",
-                    "adds ring-bounded rows, which need ring in --methods",
-                ));
-            }
-            Some(f)
-        }
-        None => None,
-    };
-    if methods.contains(&HashMethod::Maglev) {
-        maglev_fits(servers, 1, DEFAULT_TABLE_SIZE)
-            .map_err(|rule| conflict("--servers", format!("{servers} with maglev: {rule}")))?;
-    }
-    let most = vnodes.iter().copied().max().unwrap_or(1);
-    let points = (servers as u64 + 1).saturating_mul(most as u64);
-    if ring {
-        ring_fits(servers + 1, most as u64)
-            .map_err(|rule| too_large(format!("--vnodes {most}"), rule))?;
-    }
-    let rows = methods
-        .iter()
-        .map(|m| match m {
-            HashMethod::Ring => vnodes.len() * if balance.is_some() { 2 } else { 1 },
-            _ => 1,
-        })
-        .sum::<usize>();
-    check_replications(seeds, rows)?;
-    // Per replication in flight: two rings (or tables) and one server per key.
-    let rings = if ring { 2 * points * 16 } else { 2 * DEFAULT_TABLE_SIZE as u64 * 4 };
-    check_memory(threads, seeds * rows as u64, rings + keys * 4, &format!("--keys {keys}"))?;
-    Ok(HashConfig { servers, keys, vnodes, methods, balance })
 }
 
 /// Maglev's rule, which `hash` and `run` share: a table of `table` entries holds at most `table`
@@ -323,57 +369,4 @@ pub fn bounded(ring: &Ring, pct: u32, keys: u64, counts: &mut [u64]) -> Vec<u32>
         owner.push(s as u32);
     }
     owner
-}
-
-/// Runs `hash`; returns the rows, the report and the number of key lookups.
-pub fn run(cfg: &HashConfig, c: &Common, progress: Progress) -> (Vec<HashRow>, Report, u64) {
-    let cases = cases(cfg);
-    let mut sorted: Vec<u64> = (0..cfg.keys).into_par_iter().map(key_hash).collect();
-    sorted.par_sort_unstable();
-    let tasks: Vec<(usize, u64)> =
-        (0..cases.len()).flat_map(|i| (0..c.seeds).map(move |k| (i, k))).collect();
-    let results: Vec<Placement> = tasks
-        .par_iter()
-        .with_max_len(1)
-        .map(|&(i, k)| {
-            let p = measure(cases[i], cfg.servers, &sorted, c.seed, k);
-            progress.done();
-            p
-        })
-        .collect();
-    let n = cfg.servers as u64;
-    let rows: Vec<HashRow> = cases
-        .iter()
-        .zip(results.chunks(c.seeds as usize))
-        .map(|(&case, ps)| {
-            let of = |f: fn(&Placement) -> f64| median(&ps.iter().map(f).collect::<Vec<_>>());
-            HashRow {
-                method: case.method(),
-                servers: n,
-                keys: cfg.keys,
-                vnodes: case.vnodes(),
-                seeds: c.seeds,
-                max_over_mean: of(|p| p.max_over_mean),
-                moved_fraction: of(|p| p.moved_fraction),
-                ideal_moved_fraction: 1.0 / (n + 1) as f64,
-            }
-        })
-        .collect();
-    let lookups = 2 * cfg.keys * tasks.len() as u64;
-    let mut report = Report::new("hash", &params(c, cfg), &rows);
-    report.notes.push(format!(
-        "keys 0..{} hashed by xxHash64; max_over_mean: most keys on one of {n} servers over the \
-         mean; moved_fraction: keys whose server changes when server {n} is added (ideal \
-         1/(n+1)); medians over {} placements{}.",
-        cfg.keys,
-        c.seeds,
-        match cfg.balance {
-            Some(f) => format!(
-                "; ring-bounded: keys placed in order under HAProxy's hash-balance-factor {}",
-                factor_percent(f)
-            ),
-            None => String::new(),
-        }
-    ));
-    (rows, report, lookups)
 }

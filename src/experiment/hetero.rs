@@ -17,7 +17,7 @@ use super::queueing::{
     baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
     policy_names, print_scenario, run_config,
 };
-use super::{Command, Experiment};
+use super::{Command, Experiment, Merged, Plan};
 use super::{
     Outcome, Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios,
     steadiness_mark, stop_warnings, total_events,
@@ -75,63 +75,79 @@ impl Command for Hetero {
     type Config = HeteroConfig;
     type Rows = Vec<HeteroRow>;
 
+    /// Validates `lbsim hetero`: a farm of slow and fast servers and its policies.
     fn config(a: &HeteroArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
-        config(a, common)
+        let (seeds, threads) = (common.seeds, common.threads);
+        let slow = server_count("--slow", &a.slow, 0)?;
+        let fast = server_count("--fast", &a.fast, 0)?;
+        if slow + fast == 0 || (slow + fast) as u64 > limits::SERVERS {
+            return Err(conflict(
+                "--slow plus --fast",
+                format!("must be from 1 to {} servers, got {}", limits::SERVERS, slow + fast),
+            ));
+        }
+        let slow_rate = rate("--slow-rate", &a.slow_rate)?;
+        let fast_rate = rate("--fast-rate", &a.fast_rate)?;
+        let load = load("--load", &a.load)?;
+        let policies = policies("--policies", &a.policies, Info::Live)?;
+        check_farm_size(&policies, slow + fast, "--slow plus --fast")?;
+        let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
+        let what = format!("--slow plus --fast ({})", slow + fast);
+        check_run_size(seeds, policies.len(), threads, slow + fast, &what)?;
+        let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
+        let capacity = slow as f64 * slow_rate + fast as f64 * fast_rate;
+        let fastest = [(slow, slow_rate), (fast, fast_rate)]
+            .iter()
+            .filter(|&&(count, _)| count > 0)
+            .fold(0.0, |m, &(_, rate)| f64::max(m, rate));
+        check_horizon(&run, load * capacity, fastest)?;
+        let baseline = baseline(&a.baseline, &policies)?;
+        let cfg =
+            HeteroConfig { slow, slow_rate, fast, fast_rate, load, policies, tau, baseline, run };
+        check_swrr(&cfg.policies, &cfg.rates())?;
+        if a.print_scenario {
+            let groups = [group("slow", slow, slow_rate), group("fast", fast, fast_rate)];
+            let (first, tau) = ((cfg.load, None), cfg.tau);
+            return print_scenario(
+                "hetero",
+                groups.into_iter().flatten().collect(),
+                &cfg.policies,
+                tau,
+                &cfg.run,
+                common,
+                first,
+                None,
+            );
+        }
+        Ok(Experiment::Hetero(cfg))
     }
 
+    /// Runs `hetero`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
+    /// from them and the number of events simulated.
     fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Vec<HeteroRow>, Report, u64) {
-        run(cfg, c, progress)
+        let scenarios = plan(cfg);
+        let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
+        let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
+        (rows, report, total_events(&outcomes))
+    }
+
+    fn plan(cfg: &HeteroConfig) -> Result<Plan, UsageError> {
+        Plan::queueing(plan(cfg), &cfg.run)
+    }
+
+    fn merge(
+        cfg: &HeteroConfig,
+        c: &Common,
+        p: &Plan,
+        m: &Merged,
+    ) -> (Vec<HeteroRow>, Report, u64) {
+        let (rows, report) = summarise(cfg, c, p.scenarios(), m.outcomes());
+        (rows, report, total_events(m.outcomes()))
     }
 
     fn replications(cfg: &HeteroConfig, seeds: u64) -> u64 {
         queueing::replications(plan(cfg).len(), &cfg.run, seeds)
     }
-}
-
-/// Validates `lbsim hetero`: a farm of slow and fast servers and its policies.
-pub fn config(a: &HeteroArgs, common: &Common) -> Result<Experiment, UsageError> {
-    let (seeds, threads) = (common.seeds, common.threads);
-    let slow = server_count("--slow", &a.slow, 0)?;
-    let fast = server_count("--fast", &a.fast, 0)?;
-    if slow + fast == 0 || (slow + fast) as u64 > limits::SERVERS {
-        return Err(conflict(
-            "--slow plus --fast",
-            format!("must be from 1 to {} servers, got {}", limits::SERVERS, slow + fast),
-        ));
-    }
-    let slow_rate = rate("--slow-rate", &a.slow_rate)?;
-    let fast_rate = rate("--fast-rate", &a.fast_rate)?;
-    let load = load("--load", &a.load)?;
-    let policies = policies("--policies", &a.policies, Info::Live)?;
-    check_farm_size(&policies, slow + fast, "--slow plus --fast")?;
-    let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
-    let what = format!("--slow plus --fast ({})", slow + fast);
-    check_run_size(seeds, policies.len(), threads, slow + fast, &what)?;
-    let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
-    let capacity = slow as f64 * slow_rate + fast as f64 * fast_rate;
-    let fastest = [(slow, slow_rate), (fast, fast_rate)]
-        .iter()
-        .filter(|&&(count, _)| count > 0)
-        .fold(0.0, |m, &(_, rate)| f64::max(m, rate));
-    check_horizon(&run, load * capacity, fastest)?;
-    let baseline = baseline(&a.baseline, &policies)?;
-    let cfg = HeteroConfig { slow, slow_rate, fast, fast_rate, load, policies, tau, baseline, run };
-    check_swrr(&cfg.policies, &cfg.rates())?;
-    if a.print_scenario {
-        let groups = [group("slow", slow, slow_rate), group("fast", fast, fast_rate)];
-        let (first, tau) = ((cfg.load, None), cfg.tau);
-        return print_scenario(
-            "hetero",
-            groups.into_iter().flatten().collect(),
-            &cfg.policies,
-            tau,
-            &cfg.run,
-            common,
-            first,
-            None,
-        );
-    }
-    Ok(Experiment::Hetero(cfg))
 }
 
 /// One row of `hetero`.
@@ -203,15 +219,6 @@ pub fn stability(policy: PolicyKind, farm: &Farm, s: &Summary) -> (bool, Option<
 pub fn plan(cfg: &HeteroConfig) -> Vec<Scenario> {
     let farm = Farm::new(cfg.rates(), cfg.load);
     cfg.policies.iter().map(|&p| Scenario::live(farm.clone(), p, cfg.tau)).collect()
-}
-
-/// Runs `hetero`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
-/// from them and the number of events simulated.
-pub fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Vec<HeteroRow>, Report, u64) {
-    let scenarios = plan(cfg);
-    let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
-    let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
-    (rows, report, total_events(&outcomes))
 }
 
 /// The rows of `hetero` and their report (marks, notes, warnings) from the outcomes of its

@@ -8,7 +8,7 @@ use super::queueing::{
     baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
     policy_names, print_scenario, run_config,
 };
-use super::{Command, Experiment};
+use super::{Command, Experiment, Merged, Plan};
 use super::{
     Outcome, Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios,
     steadiness_mark, stop_warnings, total_events,
@@ -48,41 +48,51 @@ impl Command for Homo {
     type Config = HomoConfig;
     type Rows = Vec<HomoRow>;
 
+    /// Validates `lbsim homo`: a farm of equal servers, its loads and policies.
     fn config(a: &HomoArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
-        config(a, common)
+        let (seeds, threads) = (common.seeds, common.threads);
+        let servers = server_count("--servers", &a.servers, 1)?;
+        let loads = parse_list("--loads", &a.loads, |s| load("--loads", s))?;
+        let policies = policies("--policies", &a.policies, Info::Live)?;
+        check_farm_size(&policies, servers, "--servers")?;
+        check_swrr(&policies, &vec![1.0; servers])?;
+        let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
+        let what = format!("--servers {servers}");
+        check_run_size(seeds, loads.len() * policies.len(), threads, servers, &what)?;
+        let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
+        let lowest = loads.iter().copied().fold(1.0, f64::min);
+        check_horizon(&run, lowest * servers as f64, 1.0)?;
+        let baseline = baseline(&a.baseline, &policies)?;
+        if a.print_scenario {
+            let groups = group("servers", servers, 1.0).into_iter().collect();
+            let sweep = Some(("arrivals.load", &loads[..]));
+            let first = (loads[0], None);
+            return print_scenario("homo", groups, &policies, tau, &run, common, first, sweep);
+        }
+        Ok(Experiment::Homo(HomoConfig { servers, loads, policies, tau, baseline, run }))
     }
 
+    /// Runs `homo`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
+    /// from them and the number of events simulated.
     fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Vec<HomoRow>, Report, u64) {
-        run(cfg, c, progress)
+        let scenarios = plan(cfg);
+        let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
+        let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
+        (rows, report, total_events(&outcomes))
+    }
+
+    fn plan(cfg: &HomoConfig) -> Result<Plan, UsageError> {
+        Plan::queueing(plan(cfg), &cfg.run)
+    }
+
+    fn merge(cfg: &HomoConfig, c: &Common, p: &Plan, m: &Merged) -> (Vec<HomoRow>, Report, u64) {
+        let (rows, report) = summarise(cfg, c, p.scenarios(), m.outcomes());
+        (rows, report, total_events(m.outcomes()))
     }
 
     fn replications(cfg: &HomoConfig, seeds: u64) -> u64 {
         queueing::replications(plan(cfg).len(), &cfg.run, seeds)
     }
-}
-
-/// Validates `lbsim homo`: a farm of equal servers, its loads and policies.
-pub fn config(a: &HomoArgs, common: &Common) -> Result<Experiment, UsageError> {
-    let (seeds, threads) = (common.seeds, common.threads);
-    let servers = server_count("--servers", &a.servers, 1)?;
-    let loads = parse_list("--loads", &a.loads, |s| load("--loads", s))?;
-    let policies = policies("--policies", &a.policies, Info::Live)?;
-    check_farm_size(&policies, servers, "--servers")?;
-    check_swrr(&policies, &vec![1.0; servers])?;
-    let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
-    let what = format!("--servers {servers}");
-    check_run_size(seeds, loads.len() * policies.len(), threads, servers, &what)?;
-    let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
-    let lowest = loads.iter().copied().fold(1.0, f64::min);
-    check_horizon(&run, lowest * servers as f64, 1.0)?;
-    let baseline = baseline(&a.baseline, &policies)?;
-    if a.print_scenario {
-        let groups = group("servers", servers, 1.0).into_iter().collect();
-        let sweep = Some(("arrivals.load", &loads[..]));
-        let first = (loads[0], None);
-        return print_scenario("homo", groups, &policies, tau, &run, common, first, sweep);
-    }
-    Ok(Experiment::Homo(HomoConfig { servers, loads, policies, tau, baseline, run }))
 }
 
 /// One row of `homo`.
@@ -121,15 +131,6 @@ pub fn plan(cfg: &HomoConfig) -> Vec<Scenario> {
                 .map(move |&p| Scenario::live(Farm::homogeneous(cfg.servers, load), p, cfg.tau))
         })
         .collect()
-}
-
-/// Runs `homo`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
-/// from them and the number of events simulated.
-pub fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Vec<HomoRow>, Report, u64) {
-    let scenarios = plan(cfg);
-    let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
-    let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
-    (rows, report, total_events(&outcomes))
 }
 
 /// The rows of `homo` and their report (marks, notes, warnings) from the outcomes of its

@@ -43,49 +43,84 @@ impl Command for Limit {
     type Config = LimitConfig;
     type Rows = LimitRows;
 
+    /// Validates `lbsim limit`: a limiter, its pattern, duration and capacity (or the claims).
     fn config(a: &LimitArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
-        config(a, common)
+        if a.limiter.is_none() {
+            let given = [
+                ("--pattern", a.pattern.is_some()),
+                ("--duration", a.duration.is_some()),
+                ("--capacity", a.capacity.is_some()),
+            ];
+            if let Some((option, _)) = given.iter().find(|(_, g)| *g) {
+                return Err(conflict(
+                    option,
+                    "needs --limiter (without one, limit runs the chapter's claims)",
+                ));
+            }
+        }
+        let positive = |option: &str, s: &Option<String>, default: &str| {
+            let s = s.as_deref().unwrap_or(default);
+            parse_f64(option, s, |x| x > 0.0 && x <= 1e9, "a number > 0, at most 1e9")
+        };
+        let duration = positive("--duration", &a.duration, "100")?;
+        let capacity = positive("--capacity", &a.capacity, "100")?;
+        let pattern = a.pattern.as_deref().unwrap_or("poisson:rate=200");
+        let cfg = LimitConfig::new(a.limiter.as_deref(), pattern, duration, capacity)
+            .map_err(UsageError::Other)?;
+        if let Pattern::Trace { file, .. } = &cfg.arrivals {
+            let trace = [("the trace", Path::new(file))];
+            check_inputs_kept(&[("--out", common.out.as_deref())], &trace)?;
+        }
+        check_limit_size(&cfg, common.seeds)?;
+        Ok(Experiment::Limit(cfg))
     }
 
+    /// Runs `limit`.
     fn run(cfg: &LimitConfig, c: &Common, progress: Progress) -> (LimitRows, Report, u64) {
-        run(cfg, c, progress)
-    }
-
-    fn replications(cfg: &LimitConfig, seeds: u64) -> u64 {
-        replications(cfg, seeds)
-    }
-}
-
-/// Validates `lbsim limit`: a limiter, its pattern, duration and capacity (or the claims).
-pub fn config(a: &LimitArgs, common: &Common) -> Result<Experiment, UsageError> {
-    if a.limiter.is_none() {
-        let given = [
-            ("--pattern", a.pattern.is_some()),
-            ("--duration", a.duration.is_some()),
-            ("--capacity", a.capacity.is_some()),
-        ];
-        if let Some((option, _)) = given.iter().find(|(_, g)| *g) {
-            return Err(conflict(
-                option,
-                "needs --limiter (without one, limit runs the chapter's claims)",
-            ));
+        match (&cfg.admission, &cfg.limiter) {
+            (Some(adm), Some(label)) => {
+                let mut stats = AdmissionStats::default();
+                let (mut delay, mut events, mut span) = (0.0, 0u64, 0.0);
+                for rep in 0..c.seeds {
+                    let mut rng = stream(c, "one", rep);
+                    let times = cfg.arrivals.times(cfg.duration, &mut rng);
+                    span += times.last().map_or(cfg.duration, |&t| t.max(cfg.duration));
+                    events += times.len() as u64;
+                    let p = drive(adm, &times, 0.0, cfg.capacity, rng);
+                    stats.merge(&p.stats);
+                    delay += p.delay;
+                }
+                let row = LimitRow {
+                    limiter: label.clone(),
+                    pattern: cfg.pattern.clone(),
+                    seeds: c.seeds,
+                    offered: stats.offered,
+                    admitted: stats.admitted,
+                    rejected: stats.rejected,
+                    admitted_rate: stats.admitted as f64 / span,
+                    max_in_window: stats.max_in_window,
+                    delayed: stats.delayed,
+                    mean_delay: if stats.delayed > 0 { delay / stats.delayed as f64 } else { 0.0 },
+                };
+                let report =
+                    Report::new("limit", &super::params(c, cfg), std::slice::from_ref(&row));
+                (LimitRows::One(vec![row]), report, events)
+            }
+            _ => {
+                let (rows, events) = claims(c, progress);
+                // The pattern and its options do not enter the claims: only the seeds do.
+                let params = super::params(c, &serde_json::Map::new());
+                let mut report = Report::new("limit", &params, &rows);
+                report.notes.push(CLAIMS_NOTE.into());
+                (LimitRows::Claims(rows), report, events)
+            }
         }
     }
-    let positive = |option: &str, s: &Option<String>, default: &str| {
-        let s = s.as_deref().unwrap_or(default);
-        parse_f64(option, s, |x| x > 0.0 && x <= 1e9, "a number > 0, at most 1e9")
-    };
-    let duration = positive("--duration", &a.duration, "100")?;
-    let capacity = positive("--capacity", &a.capacity, "100")?;
-    let pattern = a.pattern.as_deref().unwrap_or("poisson:rate=200");
-    let cfg = LimitConfig::new(a.limiter.as_deref(), pattern, duration, capacity)
-        .map_err(UsageError::Other)?;
-    if let Pattern::Trace { file, .. } = &cfg.arrivals {
-        let trace = [("the trace", Path::new(file))];
-        check_inputs_kept(&[("--out", common.out.as_deref())], &trace)?;
+
+    /// Replications `limit` reports progress for.
+    fn replications(cfg: &LimitConfig, seeds: u64) -> u64 {
+        if cfg.admission.is_some() { 0 } else { 3 + 6 + 5 * seeds }
     }
-    check_limit_size(&cfg, common.seeds)?;
-    Ok(Experiment::Limit(cfg))
 }
 
 /// Refuses a `limit` run whose pattern makes too many arrivals, counted from the pattern's
@@ -507,47 +542,6 @@ pub enum LimitRows {
 
 fn stream(c: &Common, case: &str, rep: u64) -> SimRng {
     StreamKey::new(c.seed, "limit").str(case).u64(rep).rng()
-}
-
-/// Runs `limit`.
-pub fn run(cfg: &LimitConfig, c: &Common, progress: Progress) -> (LimitRows, Report, u64) {
-    match (&cfg.admission, &cfg.limiter) {
-        (Some(adm), Some(label)) => {
-            let mut stats = AdmissionStats::default();
-            let (mut delay, mut events, mut span) = (0.0, 0u64, 0.0);
-            for rep in 0..c.seeds {
-                let mut rng = stream(c, "one", rep);
-                let times = cfg.arrivals.times(cfg.duration, &mut rng);
-                span += times.last().map_or(cfg.duration, |&t| t.max(cfg.duration));
-                events += times.len() as u64;
-                let p = drive(adm, &times, 0.0, cfg.capacity, rng);
-                stats.merge(&p.stats);
-                delay += p.delay;
-            }
-            let row = LimitRow {
-                limiter: label.clone(),
-                pattern: cfg.pattern.clone(),
-                seeds: c.seeds,
-                offered: stats.offered,
-                admitted: stats.admitted,
-                rejected: stats.rejected,
-                admitted_rate: stats.admitted as f64 / span,
-                max_in_window: stats.max_in_window,
-                delayed: stats.delayed,
-                mean_delay: if stats.delayed > 0 { delay / stats.delayed as f64 } else { 0.0 },
-            };
-            let report = Report::new("limit", &super::params(c, cfg), std::slice::from_ref(&row));
-            (LimitRows::One(vec![row]), report, events)
-        }
-        _ => {
-            let (rows, events) = claims(c, progress);
-            // The pattern and its options do not enter the claims: only the seeds do.
-            let params = super::params(c, &serde_json::Map::new());
-            let mut report = Report::new("limit", &params, &rows);
-            report.notes.push(CLAIMS_NOTE.into());
-            (LimitRows::Claims(rows), report, events)
-        }
-    }
 }
 
 /// The footnote of the claims table.
@@ -1283,11 +1277,6 @@ fn latency(c: &Common, progress: Progress, out: &mut Claims) {
         ),
         "ratio of the pooled means >= 10".into(),
     );
-}
-
-/// Replications `limit` reports progress for.
-pub fn replications(cfg: &LimitConfig, seeds: u64) -> u64 {
-    if cfg.admission.is_some() { 0 } else { 3 + 6 + 5 * seeds }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod hetero;
 pub mod homo;
 pub mod limit;
 pub mod ordered;
+pub mod plan;
 pub mod queueing;
 pub mod run;
 pub mod stale;
@@ -51,6 +52,7 @@ use crate::workload::{Arrivals, ExpDemands, KeySpec, PoissonGaps, Service};
 pub use crate::options::Quantile;
 pub use command::Command;
 pub use common::{Common, Config, RunConfig};
+pub use plan::{Merged, Plan};
 
 /// Told of each finished replication and of work added on the way (from any worker thread).
 pub type Progress<'a> = &'a dyn Reporter;
@@ -141,6 +143,29 @@ macro_rules! commands {
             }
         }
 
+        /// The tasks of the experiment, from its command's [`Command::plan`].
+        fn plan_of(e: &Experiment) -> Result<Plan, UsageError> {
+            match e {
+                $(Experiment::$variant(cfg) => <$command as Command>::plan(cfg),)*
+                Experiment::Print(_) => Err(plan::not_sharded(
+                    "--print and --print-scenario",
+                    "print a scenario file and run nothing",
+                )),
+            }
+        }
+
+        /// The rows, report and events of the experiment from its tasks' results, from its
+        /// command's [`Command::merge`].
+        fn merge_of(e: &Experiment, c: &Common, p: &Plan, m: &Merged) -> (Rows, Report, u64) {
+            match e {
+                $(Experiment::$variant(cfg) => {
+                    let (rows, report, events) = <$command as Command>::merge(cfg, c, p, m);
+                    (Rows::$variant(rows), report, events)
+                })*
+                Experiment::Print(_) => unreachable!("a scenario to print has no plan"),
+            }
+        }
+
         /// The replications of the experiment, from its command's [`Command::replications`].
         fn replications_of(e: &Experiment, seeds: u64) -> u64 {
             match e {
@@ -194,7 +219,9 @@ pub fn replications(cfg: &Config) -> u64 {
     replications_of(&cfg.experiment, cfg.common.seeds)
 }
 
-fn in_pool<T: Send>(c: &Common, f: impl FnOnce() -> T + Send) -> T {
+/// Runs `f` on a pool of `--threads` workers (on the calling thread when no threads start: the
+/// output is the same).
+pub(crate) fn in_pool<T: Send>(c: &Common, f: impl FnOnce() -> T + Send) -> T {
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(n) = c.threads {
         builder = builder.num_threads(n);

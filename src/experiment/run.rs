@@ -11,7 +11,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::common::{Common, RunConfig};
-use super::{Command, Experiment};
+use super::plan::check_run;
+use super::{Command, Experiment, Merged, Plan};
 use super::{
     Outcome, Progress, STEADY_NOTE, Scenario, VsBaseline, Workload, run_scenarios_with,
     steadiness_mark, stop_warnings,
@@ -54,8 +55,41 @@ impl Command for Run {
         config(a, common, g.seeds.is_some(), g.seed.is_some())
     }
 
+    /// Runs the scenario; returns the rows, the report built from them and the number of events
+    /// simulated.
     fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Vec<RunRow>, Report, u64) {
-        run(cfg, c, progress)
+        let outcomes: Vec<Vec<Outcome>> = cfg
+            .points
+            .iter()
+            .map(|point| {
+                let groups = groups(point);
+                let series = |_| point.run.series.map(|_| groups.clone());
+                run_scenarios_with(&point.scenarios(), &point.run, c, progress, &series)
+            })
+            .collect();
+        let events = outcomes.iter().map(|o| super::total_events(o)).sum();
+        let (rows, report) = summarise(cfg, c, &outcomes);
+        (rows, report, events)
+    }
+
+    fn plan(cfg: &RunScenario) -> Result<Plan, UsageError> {
+        let mut scenarios = Vec::new();
+        let mut runs = Vec::new();
+        for point in &cfg.points {
+            check_run(&point.run, "[run] warmup = \"auto\"", "precision")?;
+            let s = point.scenarios();
+            runs.extend(std::iter::repeat_n(point.run.clone(), s.len()));
+            scenarios.extend(s);
+        }
+        Ok(Plan::Queueing { scenarios, runs })
+    }
+
+    fn merge(cfg: &RunScenario, c: &Common, _: &Plan, m: &Merged) -> (Vec<RunRow>, Report, u64) {
+        let mut outcomes = m.outcomes().iter().cloned();
+        let per_point: Vec<Vec<Outcome>> =
+            cfg.points.iter().map(|p| outcomes.by_ref().take(p.policies.len()).collect()).collect();
+        let (rows, report) = summarise(cfg, c, &per_point);
+        (rows, report, super::total_events(m.outcomes()))
     }
 
     fn replications(cfg: &RunScenario, seeds: u64) -> u64 {
@@ -233,23 +267,6 @@ pub struct AdmissionColumns {
     pub rejected: u64,
     /// The most admitted in any window of the limiter's period.
     pub max_in_window: u64,
-}
-
-/// Runs the scenario; returns the rows, the report built from them and the number of events
-/// simulated.
-pub fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Vec<RunRow>, Report, u64) {
-    let outcomes: Vec<Vec<Outcome>> = cfg
-        .points
-        .iter()
-        .map(|point| {
-            let groups = groups(point);
-            let series = |_| point.run.series.map(|_| groups.clone());
-            run_scenarios_with(&point.scenarios(), &point.run, c, progress, &series)
-        })
-        .collect();
-    let events = outcomes.iter().map(|o| super::total_events(o)).sum();
-    let (rows, report) = summarise(cfg, c, &outcomes);
-    (rows, report, events)
 }
 
 /// The rows of the scenario and their report from the outcomes of each point's scenarios (one

@@ -15,7 +15,7 @@ use super::queueing::{
     baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
     policy_names, print_scenario, run_config,
 };
-use super::{Command, Experiment};
+use super::{Command, Experiment, Merged, Plan};
 use super::{
     Outcome, Progress, Reading, STEADY_NOTE, Scenario, Workload, params, readings, run_scenarios,
     steadiness_mark, stop_warnings, total_events,
@@ -75,70 +75,80 @@ impl Command for Stale {
         Some(plot::board(&points))
     }
 
+    /// Validates `lbsim stale`: a farm behind a board, its posting periods and policies.
     fn config(a: &StaleArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
-        config(a, common)
+        let (seeds, threads) = (common.seeds, common.threads);
+        let servers = server_count("--servers", &a.servers, 1)?;
+        let load = load("--load", &a.load)?;
+        let periods = parse_list("--periods", &a.periods, |s| {
+            parse_f64(
+                "--periods",
+                s,
+                |x| x == 0.0 || x >= limits::MIN_PERIOD,
+                &format!("expected 0 (live) or a period >= {}", limits::MIN_PERIOD),
+            )
+        })?;
+        let policies = policies("--policies", &a.policies, Info::Board)?;
+        check_farm_size(&policies, servers, "--servers")?;
+        check_swrr(&policies, &vec![1.0; servers])?;
+        let what = format!("--servers {servers}");
+        check_run_size(seeds, periods.len() * policies.len(), threads, servers, &what)?;
+        let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
+        check_horizon(&run, load * servers as f64, 1.0)?;
+        // A post every `period` refreshes every server; the run lasts about
+        // arrivals / (load * servers) time units.
+        let arrivals = run.most_arrivals() as f64;
+        let shortest = periods.iter().copied().filter(|&p| p > 0.0).fold(f64::MAX, f64::min);
+        let updates = arrivals / (load * servers as f64) / shortest * servers as f64;
+        if shortest < f64::MAX && updates > limits::BOARD_UPDATES {
+            return Err(too_large(
+                format!("--periods {shortest} at --load {load}"),
+                format!(
+                    "means about {updates:.1e} board updates (posts x servers) per replication; at most {:.0e} are accepted: raise the period or the load, or lower --requests",
+                    limits::BOARD_UPDATES
+                ),
+            ));
+        }
+        let baseline = baseline(&a.baseline, &policies)?;
+        if a.print_scenario {
+            let groups = group("servers", servers, 1.0).into_iter().collect();
+            let sweep = Some(("info.period", &periods[..]));
+            let ex = print_scenario(
+                "stale",
+                groups,
+                &policies,
+                crate::experiment::run::DEFAULT_TAU,
+                &run,
+                common,
+                (load, Some(periods[0])),
+                sweep,
+            )?;
+            return Ok(ex);
+        }
+        Ok(Experiment::Stale(StaleConfig { servers, load, periods, policies, baseline, run }))
     }
 
+    /// Runs `stale`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
+    /// from them and the number of events simulated.
     fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Vec<StaleRow>, Report, u64) {
-        run(cfg, c, progress)
+        let scenarios = plan(cfg);
+        let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
+        let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
+        (rows, report, total_events(&outcomes))
+    }
+
+    fn plan(cfg: &StaleConfig) -> Result<Plan, UsageError> {
+        Plan::queueing(plan(cfg), &cfg.run)
+    }
+
+    fn merge(cfg: &StaleConfig, c: &Common, p: &Plan, m: &Merged) -> (Vec<StaleRow>, Report, u64) {
+        let (rows, report) = summarise(cfg, c, p.scenarios(), m.outcomes());
+        (rows, report, total_events(m.outcomes()))
     }
 
     fn replications(cfg: &StaleConfig, seeds: u64) -> u64 {
         queueing::replications(plan(cfg).len(), &cfg.run, seeds)
     }
-}
-
-/// Validates `lbsim stale`: a farm behind a board, its posting periods and policies.
-pub fn config(a: &StaleArgs, common: &Common) -> Result<Experiment, UsageError> {
-    let (seeds, threads) = (common.seeds, common.threads);
-    let servers = server_count("--servers", &a.servers, 1)?;
-    let load = load("--load", &a.load)?;
-    let periods = parse_list("--periods", &a.periods, |s| {
-        parse_f64(
-            "--periods",
-            s,
-            |x| x == 0.0 || x >= limits::MIN_PERIOD,
-            &format!("expected 0 (live) or a period >= {}", limits::MIN_PERIOD),
-        )
-    })?;
-    let policies = policies("--policies", &a.policies, Info::Board)?;
-    check_farm_size(&policies, servers, "--servers")?;
-    check_swrr(&policies, &vec![1.0; servers])?;
-    let what = format!("--servers {servers}");
-    check_run_size(seeds, periods.len() * policies.len(), threads, servers, &what)?;
-    let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
-    check_horizon(&run, load * servers as f64, 1.0)?;
-    // A post every `period` refreshes every server; the run lasts about
-    // arrivals / (load * servers) time units.
-    let arrivals = run.most_arrivals() as f64;
-    let shortest = periods.iter().copied().filter(|&p| p > 0.0).fold(f64::MAX, f64::min);
-    let updates = arrivals / (load * servers as f64) / shortest * servers as f64;
-    if shortest < f64::MAX && updates > limits::BOARD_UPDATES {
-        return Err(too_large(
-            format!("--periods {shortest} at --load {load}"),
-            format!(
-                "means about {updates:.1e} board updates (posts x servers) per replication; at most {:.0e} are accepted: raise the period or the load, or lower --requests",
-                limits::BOARD_UPDATES
-            ),
-        ));
-    }
-    let baseline = baseline(&a.baseline, &policies)?;
-    if a.print_scenario {
-        let groups = group("servers", servers, 1.0).into_iter().collect();
-        let sweep = Some(("info.period", &periods[..]));
-        let ex = print_scenario(
-            "stale",
-            groups,
-            &policies,
-            crate::experiment::run::DEFAULT_TAU,
-            &run,
-            common,
-            (load, Some(periods[0])),
-            sweep,
-        )?;
-        return Ok(ex);
-    }
-    Ok(Experiment::Stale(StaleConfig { servers, load, periods, policies, baseline, run }))
 }
 
 /// One row of `stale`.
@@ -195,15 +205,6 @@ pub fn plan(cfg: &StaleConfig) -> Vec<Scenario> {
             })
         })
         .collect()
-}
-
-/// Runs `stale`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
-/// from them and the number of events simulated.
-pub fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Vec<StaleRow>, Report, u64) {
-    let scenarios = plan(cfg);
-    let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
-    let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
-    (rows, report, total_events(&outcomes))
 }
 
 /// The rows of `stale` and their report (marks, notes, warnings) from the outcomes of its

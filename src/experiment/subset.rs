@@ -93,103 +93,98 @@ impl Command for Subset {
     type Rows = Vec<SubsetRow>;
     const DEFAULT_SEEDS: u64 = DEFAULT_SEEDS;
 
+    /// Validates `lbsim subset`'s options.
     fn config(a: &SubsetArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
-        Ok(Experiment::Subset(config(a, common.seeds)?))
+        let seeds = common.seeds;
+        let clients = parse_count("--clients", &a.clients, 1, MAX_COUNT)? as usize;
+        let backends = parse_count("--backends", &a.backends, 1, MAX_COUNT)? as usize;
+        let subsets =
+            parse_list("--subsets", &a.subsets, |s| parse_count("--subsets", s, 1, MAX_COUNT))?;
+        if let Some(&s) = subsets.iter().find(|&&s| s > backends as u64) {
+            return Err(UsageError::Conflict {
+                option: "--subsets".into(),
+                rule: format!(
+                    "{s} is larger than --backends {backends}: a subset holds distinct backends"
+                ),
+            });
+        }
+        let methods = parse_list("--methods", &a.methods, |s| {
+            Subsetting::parse(s).ok_or_else(|| UsageError::InvalidValue {
+                option: "--methods".into(),
+                value: s.into(),
+                accepted: "expected random or deterministic".into(),
+            })
+        })?;
+        let cfg = SubsetConfig {
+            clients,
+            backends,
+            subsets: subsets.into_iter().map(|s| s as usize).collect(),
+            methods,
+        };
+        let total: f64 =
+            cases(&cfg).iter().map(|&(s, m)| work(&cfg, s, m)).sum::<f64>() * seeds as f64;
+        if total > MAX_WORK {
+            return Err(UsageError::TooLarge {
+                option: format!("--clients {clients} with --backends {backends}"),
+                limit: format!(
+                    "and --seeds {seeds} shuffle about {total:.1e} list entries; at most {MAX_WORK:.0e} are accepted: use fewer clients, backends, subsets or seeds"
+                ),
+            });
+        }
+        Ok(Experiment::Subset(cfg))
     }
 
+    /// Runs `subset`; returns the rows, the report built from them and the connections counted.
     fn run(cfg: &SubsetConfig, c: &Common, progress: Progress) -> (Vec<SubsetRow>, Report, u64) {
-        run(cfg, c, progress)
+        let (seeds, seed) = (c.seeds, c.seed);
+        let cases = cases(cfg);
+        let tasks: Vec<(usize, u64)> =
+            (0..cases.len()).flat_map(|i| (0..seeds).map(move |k| (i, k))).collect();
+        let spreads: Vec<Spread> = tasks
+            .par_iter()
+            .map(|&(i, k)| {
+                let (size, method) = cases[i];
+                let counts = connections(method, cfg.clients, cfg.backends, size, key(seed).u64(k));
+                progress.done();
+                Spread::of(&counts).expect("every client connects to at least one backend")
+            })
+            .collect();
+        let rows: Vec<SubsetRow> = cases
+            .iter()
+            .zip(spreads.chunks(seeds as usize))
+            .map(|(&(size, method), s)| {
+                let med = |f: fn(&Spread) -> f64| median(&s.iter().map(f).collect::<Vec<f64>>());
+                SubsetRow {
+                    clients: cfg.clients as u64,
+                    backends: cfg.backends as u64,
+                    subset: size as u64,
+                    method,
+                    seeds,
+                    min_ratio: med(|s| s.min_ratio),
+                    max_ratio: med(|s| s.max_ratio),
+                    cv: med(|s| s.cv),
+                    per_seed: s.to_vec(),
+                }
+            })
+            .collect();
+        let connections = cases.iter().map(|&(s, _)| (cfg.clients * s) as u64).sum::<u64>() * seeds;
+        let mut report = Report::new("subset", &params(c, cfg), &rows);
+        report.marks = rows
+            .iter()
+            .map(|r| {
+                let left = cfg.backends % r.subset as usize;
+                (r.method == Subsetting::Deterministic && left > 0).then(|| {
+                    format!("{left} of the {} backends left out of every round", cfg.backends)
+                })
+            })
+            .collect();
+        report.notes.push(NOTE.into());
+        (rows, report, connections)
     }
 
     fn replications(cfg: &SubsetConfig, seeds: u64) -> u64 {
         cases(cfg).len() as u64 * seeds
     }
-}
-
-/// Validates `lbsim subset`'s options.
-pub fn config(a: &SubsetArgs, seeds: u64) -> Result<SubsetConfig, UsageError> {
-    let clients = parse_count("--clients", &a.clients, 1, MAX_COUNT)? as usize;
-    let backends = parse_count("--backends", &a.backends, 1, MAX_COUNT)? as usize;
-    let subsets =
-        parse_list("--subsets", &a.subsets, |s| parse_count("--subsets", s, 1, MAX_COUNT))?;
-    if let Some(&s) = subsets.iter().find(|&&s| s > backends as u64) {
-        return Err(UsageError::Conflict {
-            option: "--subsets".into(),
-            rule: format!(
-                "{s} is larger than --backends {backends}: a subset holds distinct backends"
-            ),
-        });
-    }
-    let methods = parse_list("--methods", &a.methods, |s| {
-        Subsetting::parse(s).ok_or_else(|| UsageError::InvalidValue {
-            option: "--methods".into(),
-            value: s.into(),
-            accepted: "expected random or deterministic".into(),
-        })
-    })?;
-    let cfg = SubsetConfig {
-        clients,
-        backends,
-        subsets: subsets.into_iter().map(|s| s as usize).collect(),
-        methods,
-    };
-    let total: f64 = cases(&cfg).iter().map(|&(s, m)| work(&cfg, s, m)).sum::<f64>() * seeds as f64;
-    if total > MAX_WORK {
-        return Err(UsageError::TooLarge {
-            option: format!("--clients {clients} with --backends {backends}"),
-            limit: format!(
-                "and --seeds {seeds} shuffle about {total:.1e} list entries; at most {MAX_WORK:.0e} are accepted: use fewer clients, backends, subsets or seeds"
-            ),
-        });
-    }
-    Ok(cfg)
-}
-
-/// Runs `subset`; returns the rows, the report built from them and the connections counted.
-pub fn run(cfg: &SubsetConfig, c: &Common, progress: Progress) -> (Vec<SubsetRow>, Report, u64) {
-    let (seeds, seed) = (c.seeds, c.seed);
-    let cases = cases(cfg);
-    let tasks: Vec<(usize, u64)> =
-        (0..cases.len()).flat_map(|i| (0..seeds).map(move |k| (i, k))).collect();
-    let spreads: Vec<Spread> = tasks
-        .par_iter()
-        .map(|&(i, k)| {
-            let (size, method) = cases[i];
-            let counts = connections(method, cfg.clients, cfg.backends, size, key(seed).u64(k));
-            progress.done();
-            Spread::of(&counts).expect("every client connects to at least one backend")
-        })
-        .collect();
-    let rows: Vec<SubsetRow> = cases
-        .iter()
-        .zip(spreads.chunks(seeds as usize))
-        .map(|(&(size, method), s)| {
-            let med = |f: fn(&Spread) -> f64| median(&s.iter().map(f).collect::<Vec<f64>>());
-            SubsetRow {
-                clients: cfg.clients as u64,
-                backends: cfg.backends as u64,
-                subset: size as u64,
-                method,
-                seeds,
-                min_ratio: med(|s| s.min_ratio),
-                max_ratio: med(|s| s.max_ratio),
-                cv: med(|s| s.cv),
-                per_seed: s.to_vec(),
-            }
-        })
-        .collect();
-    let connections = cases.iter().map(|&(s, _)| (cfg.clients * s) as u64).sum::<u64>() * seeds;
-    let mut report = Report::new("subset", &params(c, cfg), &rows);
-    report.marks = rows
-        .iter()
-        .map(|r| {
-            let left = cfg.backends % r.subset as usize;
-            (r.method == Subsetting::Deterministic && left > 0)
-                .then(|| format!("{left} of the {} backends left out of every round", cfg.backends))
-        })
-        .collect();
-    report.notes.push(NOTE.into());
-    (rows, report, connections)
 }
 
 /// The footnote under the table.

@@ -8,7 +8,8 @@
 
 use serde::Serialize;
 
-use super::{Command, Experiment};
+use super::plan::not_sharded;
+use super::{Command, Experiment, Plan};
 use super::{Common, Progress};
 use crate::cli::Global;
 use crate::cli::SwrrArgs;
@@ -50,63 +51,100 @@ impl Command for Swrr {
         Ok(())
     }
 
+    /// Validates `lbsim swrr`: the trace and the weight sets compared.
     fn config(a: &SwrrArgs, _: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
-        config(a)
+        let trace =
+            a.trace.as_deref().map(|s| weights("--trace", s, limits::TRACE_CELLS)).transpose()?;
+        let sets = match &a.weights {
+            Some(s) => {
+                if s.trim().is_empty() {
+                    return Err(UsageError::EmptyList {
+                        option: "--weights".into(),
+                        what: "set".into(),
+                    });
+                }
+                let mut sets: Vec<Vec<u64>> = Vec::new();
+                for set in s.split(';') {
+                    if set.trim().is_empty() {
+                        return Err(UsageError::EmptyItem {
+                            option: "--weights".into(),
+                            what: "set".into(),
+                            list: s.clone(),
+                        });
+                    }
+                    let w = weights("--weights", set.trim(), limits::SWRR_WORK)?;
+                    if w.len() < 2 {
+                        return Err(bad(
+                            "--weights",
+                            set.trim(),
+                            "a set needs two servers or more (one server is picked every time)",
+                        ));
+                    }
+                    if sets.contains(&w) {
+                        return Err(UsageError::Duplicate {
+                            option: "--weights".into(),
+                            item: set.trim().into(),
+                        });
+                    }
+                    sets.push(w);
+                }
+                sets
+            }
+            // The trace compares nothing.
+            None if trace.is_some() => Vec::new(),
+            None => default_weight_sets(),
+        };
+        Ok(Experiment::Swrr(SwrrConfig { trace, sets }))
     }
 
+    /// Runs `swrr`; returns the rows, the report built from them and the number of picks made.
     fn run(cfg: &SwrrConfig, _: &Common, _: Progress) -> (SwrrRows, Report, u64) {
-        run(cfg)
+        if let Some(w) = &cfg.trace {
+            let mut alg = SmoothWrr::new(w);
+            let total: u64 = w.iter().sum();
+            let rows: Vec<TraceRow> = (1..=total)
+                .map(|step| {
+                    let (best, before) = alg.step();
+                    TraceRow {
+                        step,
+                        before,
+                        selected: server_name(best),
+                        after: alg.current().to_vec(),
+                    }
+                })
+                .collect();
+            let mut report = Report::new("swrr", cfg, &rows);
+            let seq: Vec<String> = rows.iter().map(|r| r.selected.clone()).collect();
+            report.notes.push(format!("sequence: {}", seq.join(" ")));
+            return (SwrrRows::Trace(rows), report, total);
+        }
+        let mut rows = Vec::new();
+        let mut picks = 0;
+        for w in &cfg.sets {
+            let total: u64 = w.iter().sum();
+            for (algorithm, seq) in [("smooth", smooth_cycle(w)), ("expanded", expanded_cycle(w))] {
+                let (max_deviation, max_run) = smoothness(w, &seq);
+                rows.push(SmoothnessRow {
+                    weights: weights_label(w),
+                    algorithm,
+                    cycle: total,
+                    max_deviation,
+                    max_run,
+                });
+                picks += total;
+            }
+        }
+        let report = Report::new("swrr", cfg, &rows);
+        (SwrrRows::Sets(rows), report, picks)
+    }
+
+    fn plan(_: &SwrrConfig) -> Result<Plan, UsageError> {
+        Err(not_sharded("swrr", "runs no replications"))
     }
 
     fn replications(_: &SwrrConfig, _: u64) -> u64 {
         0
     }
-}
-
-/// Validates `lbsim swrr`: the trace and the weight sets compared.
-pub fn config(a: &SwrrArgs) -> Result<Experiment, UsageError> {
-    let trace =
-        a.trace.as_deref().map(|s| weights("--trace", s, limits::TRACE_CELLS)).transpose()?;
-    let sets = match &a.weights {
-        Some(s) => {
-            if s.trim().is_empty() {
-                return Err(UsageError::EmptyList {
-                    option: "--weights".into(),
-                    what: "set".into(),
-                });
-            }
-            let mut sets: Vec<Vec<u64>> = Vec::new();
-            for set in s.split(';') {
-                if set.trim().is_empty() {
-                    return Err(UsageError::EmptyItem {
-                        option: "--weights".into(),
-                        what: "set".into(),
-                        list: s.clone(),
-                    });
-                }
-                let w = weights("--weights", set.trim(), limits::SWRR_WORK)?;
-                if w.len() < 2 {
-                    return Err(bad(
-                        "--weights",
-                        set.trim(),
-                        "a set needs two servers or more (one server is picked every time)",
-                    ));
-                }
-                if sets.contains(&w) {
-                    return Err(UsageError::Duplicate {
-                        option: "--weights".into(),
-                        item: set.trim().into(),
-                    });
-                }
-                sets.push(w);
-            }
-            sets
-        }
-        // The trace compares nothing.
-        None if trace.is_some() => Vec::new(),
-        None => default_weight_sets(),
-    };
-    Ok(Experiment::Swrr(SwrrConfig { trace, sets }))
 }
 
 /// Integer weights for `option`, each from 1 to 10^6, whose cycle times servers is at most
@@ -257,47 +295,6 @@ pub fn cyclic_max_run(cycle: &[usize]) -> u64 {
         longest = longest.max(run);
     }
     longest
-}
-
-/// Runs `swrr`; returns the rows, the report built from them and the number of picks made.
-pub fn run(cfg: &SwrrConfig) -> (SwrrRows, Report, u64) {
-    if let Some(w) = &cfg.trace {
-        let mut alg = SmoothWrr::new(w);
-        let total: u64 = w.iter().sum();
-        let rows: Vec<TraceRow> = (1..=total)
-            .map(|step| {
-                let (best, before) = alg.step();
-                TraceRow {
-                    step,
-                    before,
-                    selected: server_name(best),
-                    after: alg.current().to_vec(),
-                }
-            })
-            .collect();
-        let mut report = Report::new("swrr", cfg, &rows);
-        let seq: Vec<String> = rows.iter().map(|r| r.selected.clone()).collect();
-        report.notes.push(format!("sequence: {}", seq.join(" ")));
-        return (SwrrRows::Trace(rows), report, total);
-    }
-    let mut rows = Vec::new();
-    let mut picks = 0;
-    for w in &cfg.sets {
-        let total: u64 = w.iter().sum();
-        for (algorithm, seq) in [("smooth", smooth_cycle(w)), ("expanded", expanded_cycle(w))] {
-            let (max_deviation, max_run) = smoothness(w, &seq);
-            rows.push(SmoothnessRow {
-                weights: weights_label(w),
-                algorithm,
-                cycle: total,
-                max_deviation,
-                max_run,
-            });
-            picks += total;
-        }
-    }
-    let report = Report::new("swrr", cfg, &rows);
-    (SwrrRows::Sets(rows), report, picks)
 }
 
 #[cfg(test)]

@@ -27,18 +27,9 @@ use super::{Plan, plan_hash};
 use crate::cli::{Cli, Command, MergeArgs};
 use crate::error::{UsageError, shown};
 use crate::experiment::Config;
-use crate::experiment::{Fold, Outcome};
+use crate::experiment::{Fold, Merged};
 use crate::input::{self, LineLimit, RECORD_LINE};
 use crate::stats::RepStats;
-
-/// The tasks' results, added up in task order as they were read.
-#[derive(Debug)]
-pub enum Merged {
-    /// Queueing replications: one outcome per scenario, folded as one process folds them.
-    Outcomes(Vec<Outcome>),
-    /// `bins`: max loads.
-    Loads(Vec<u32>),
-}
 
 fn fail(message: impl Into<String>) -> UsageError {
     UsageError::Other(message.into())

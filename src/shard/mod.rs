@@ -11,7 +11,7 @@
 //! a hash of the resolved plan, the task count, `N` and `K`), one line per task with that
 //! replication's exact result, and an end line. `lbsim merge` ([`merge`]) checks that the shards
 //! belong to one plan and hold every task exactly once, puts the results back in task order and
-//! summarises them with the command's own `summarise`: nothing is pre-merged, so the sums are
+//! summarises them with the command's own `merge`: nothing is pre-merged, so the sums are
 //! added in the same order as in one process and the output is the same bytes (JSON's `run`
 //! timing apart).
 //!
@@ -27,15 +27,12 @@ use std::time::Instant;
 
 use crate::cli::{Cli, Command};
 use crate::error::UsageError;
-use crate::experiment::bins::Variant;
-use crate::experiment::{
-    self, Outcome, Progress, Results, Rows, Scenario, bins, fixed, hetero, homo, run, stale,
-};
+use crate::experiment::{self, Progress, Results, Rows, Scenario, run};
 use crate::experiment::{Common, Config, Experiment, RunConfig};
 use crate::output::{Format, Report, RunInfo};
 use crate::stats::RepStats;
 
-pub use merge::Merged;
+pub use crate::experiment::{Merged, Plan};
 
 /// Shard `index` of a split into `count` (`--shard index/count`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,7 +192,7 @@ impl Job {
             Job::Merge { cfg, merged } => {
                 let start = Instant::now();
                 let plan = Plan::of(cfg).expect("checked when the merge was read");
-                let mut results = summarise(cfg, &plan, merged);
+                let mut results = experiment::plan::merge(cfg, &plan, merged);
                 results.report.run = run_info(start, results.report.run.events);
                 results
             }
@@ -233,94 +230,6 @@ fn format_name(f: Format) -> &'static str {
         Format::Csv => "csv",
         Format::Json => "json",
     }
-}
-
-/// The tasks of a command.
-#[derive(Debug)]
-pub enum Plan {
-    /// Queueing replications: scenario `s` runs with `runs[s]`.
-    Queueing {
-        /// The scenarios, in row order.
-        scenarios: Vec<Scenario>,
-        /// Each scenario's run length.
-        runs: Vec<RunConfig>,
-    },
-    /// `bins`: its cases.
-    Bins(Vec<(u64, u32, Variant)>),
-}
-
-impl Plan {
-    /// The plan of `cfg`, or why it cannot be sharded.
-    pub fn of(cfg: &Config) -> Result<Plan, UsageError> {
-        let queueing = |scenarios: Vec<Scenario>, run: &RunConfig| {
-            check_run(run, "--warmup auto", "--precision")?;
-            let runs = vec![run.clone(); scenarios.len()];
-            Ok(Plan::Queueing { scenarios, runs })
-        };
-        match &cfg.experiment {
-            Experiment::Bins(b) => Ok(Plan::Bins(bins::cases(b))),
-            Experiment::Fixed(f) => queueing(fixed::plan(f), &f.run),
-            Experiment::Homo(h) => queueing(homo::plan(h), &h.run),
-            Experiment::Hetero(h) => queueing(hetero::plan(h), &h.run),
-            Experiment::Stale(s) => queueing(stale::plan(s), &s.run),
-            Experiment::Run(r) => {
-                let mut scenarios = Vec::new();
-                let mut runs = Vec::new();
-                for point in &r.points {
-                    check_run(&point.run, "[run] warmup = \"auto\"", "precision")?;
-                    let s = point.scenarios();
-                    runs.extend(std::iter::repeat_n(point.run.clone(), s.len()));
-                    scenarios.extend(s);
-                }
-                Ok(Plan::Queueing { scenarios, runs })
-            }
-            Experiment::Print(_) => Err(not_sharded(
-                "--print and --print-scenario",
-                "print a scenario file and run nothing",
-            )),
-            Experiment::Swrr(_) => Err(not_sharded("swrr", "runs no replications")),
-            #[allow(unreachable_patterns)]
-            _ => Err(not_sharded("this command", "runs no replications to split")),
-        }
-    }
-
-    /// The number of tasks: scenarios (or cases) times replications.
-    pub fn tasks(&self, c: &Common) -> u64 {
-        let scenarios = match self {
-            Plan::Queueing { scenarios, .. } => scenarios.len(),
-            Plan::Bins(cases) => cases.len(),
-        };
-        scenarios as u64 * c.seeds
-    }
-}
-
-fn not_sharded(what: &str, why: &str) -> UsageError {
-    UsageError::Conflict {
-        option: "--shard".into(),
-        rule: format!("does not apply to {what}, which {why}"),
-    }
-}
-
-/// `--warmup auto` and `--precision` decide what to run from all the replications of a scenario
-/// together, which no shard holds.
-fn check_run(run: &RunConfig, auto: &str, precision: &str) -> Result<(), UsageError> {
-    let refuse = |what: &str, why: &str| UsageError::Conflict {
-        option: "--shard".into(),
-        rule: format!(
-            "cannot be combined with {what}: {why}, which no shard holds; give a fixed {}",
-            if what == auto { "warm-up" } else { "--requests" }
-        ),
-    };
-    if run.warmup_auto {
-        return Err(refuse(auto, "the warm-up is read from every replication of a scenario"));
-    }
-    if run.precision.is_some() {
-        return Err(refuse(
-            precision,
-            "whether a row doubles its run is read from all of its replications",
-        ));
-    }
-    Ok(())
 }
 
 /// A hash of everything that decides the command's output: the resolved experiment (scenarios,
@@ -363,68 +272,14 @@ fn run_shard<R: Send>(
     mut consume: impl FnMut(u64, R) + Send,
 ) {
     let indices: Vec<u64> = shard.tasks(tasks).collect();
-    let mut work = || {
+    let work = || {
         experiment::ordered::for_each_in_order(
             indices.len(),
             |j| f(indices[j]),
             |j, r| consume(indices[j], r),
         );
     };
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = c.threads {
-        builder = builder.num_threads(n);
-    }
-    match builder.build() {
-        Ok(pool) => pool.install(work),
-        Err(_) => work(),
-    }
-}
-
-/// The command's rows and report from every task's result, in task order.
-fn summarise(cfg: &Config, plan: &Plan, merged: &Merged) -> Results {
-    let c = &cfg.common;
-    match (plan, merged) {
-        (Plan::Bins(_), Merged::Loads(loads)) => {
-            let Experiment::Bins(b) = &cfg.experiment else { unreachable!("a bins plan") };
-            let (rows, report, events) = bins::summarise(b, c, loads);
-            with_events(Rows::Bins(rows), report, events)
-        }
-        (Plan::Queueing { scenarios, .. }, Merged::Outcomes(outcomes)) => {
-            let outcomes = outcomes.clone();
-            let events = experiment::total_events(&outcomes);
-            let (rows, report) = match &cfg.experiment {
-                Experiment::Fixed(f) => {
-                    let (rows, report) = fixed::summarise(f, c, scenarios, &outcomes);
-                    (Rows::Fixed(rows), report)
-                }
-                Experiment::Homo(h) => {
-                    let (rows, report) = homo::summarise(h, c, scenarios, &outcomes);
-                    (Rows::Homo(rows), report)
-                }
-                Experiment::Hetero(h) => {
-                    let (rows, report) = hetero::summarise(h, c, scenarios, &outcomes);
-                    (Rows::Hetero(rows), report)
-                }
-                Experiment::Stale(s) => {
-                    let (rows, report) = stale::summarise(s, c, scenarios, &outcomes);
-                    (Rows::Stale(rows), report)
-                }
-                Experiment::Run(r) => {
-                    let mut outcomes = outcomes.into_iter();
-                    let per_point: Vec<Vec<Outcome>> = r
-                        .points
-                        .iter()
-                        .map(|p| outcomes.by_ref().take(p.policies.len()).collect())
-                        .collect();
-                    let (rows, report) = run::summarise(r, c, &per_point);
-                    (Rows::Run(rows), report)
-                }
-                _ => unreachable!("a queueing plan comes from a queueing command"),
-            };
-            with_events(rows, report, events)
-        }
-        _ => unreachable!("records are read as the plan's kind"),
-    }
+    experiment::in_pool(c, work);
 }
 
 /// Per scenario of a `run` plan with `--series`, the farm's groups its windows are pooled by.
@@ -437,11 +292,6 @@ fn series_groups(cfg: &Config) -> Vec<Option<Vec<(String, usize)>>> {
             std::iter::repeat_n(groups, p.policies.len())
         })
         .collect()
-}
-
-fn with_events(rows: Rows, mut report: Report, events: u64) -> Results {
-    report.run.events = events;
-    Results { rows, report }
 }
 
 #[cfg(test)]
