@@ -17,7 +17,7 @@ use rand::RngExt;
 use serde::Serialize;
 
 use super::common::{Common, RunConfig};
-use super::{Command, Experiment};
+use super::{Command, Direct, Experiment};
 use super::{Progress, Scenario, Workload, run_scenarios};
 use crate::admission::{Admission, AdmissionSpec, AdmissionStats, Decision, Gate};
 use crate::cli::Global;
@@ -74,7 +74,9 @@ impl Command for Limit {
         check_limit_size(&cfg, common.seeds)?;
         Ok(Experiment::Limit(cfg))
     }
+}
 
+impl Direct for Limit {
     /// Runs `limit`.
     fn run(cfg: &LimitConfig, c: &Common, progress: Progress) -> (LimitRows, Report, u64) {
         match (&cfg.admission, &cfg.limiter) {
