@@ -18,7 +18,8 @@
 //! - [`theory`]: the closed forms results are checked against.
 //!
 //! Data flow: `cli` → [`experiment::Config::from_cli`] (each command validates its own options,
-//! [`experiment::Command::config`]) → `experiment::<command>::run` → typed rows
+//! [`experiment::Command::config`]) → the command's plan of tasks, executed and merged
+//! ([`experiment::Planned`]), or its own run ([`experiment::Direct`]) → typed rows
 //! ([`experiment::Rows`]) → a [`output::Report`] of cells for the exporters; the figures and the
 //! article's checks ([`article`]) read the typed rows.
 

@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::common::{Common, check_memory, check_replications};
-use super::{Command, Experiment};
+use super::{Command, Direct, Experiment};
 use super::{Progress, params};
 use crate::cli::Global;
 use crate::cli::HashArgs;
@@ -130,7 +130,9 @@ impl Command for Hash {
         check_memory(threads, seeds * rows as u64, rings + keys * 4, &format!("--keys {keys}"))?;
         Ok(Experiment::Hash(HashConfig { servers, keys, vnodes, methods, balance }))
     }
+}
 
+impl Direct for Hash {
     /// Runs `hash`; returns the rows, the report and the number of key lookups.
     fn run(cfg: &HashConfig, c: &Common, progress: Progress) -> (Vec<HashRow>, Report, u64) {
         let cases = cases(cfg);

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::Progress;
 use super::common::Common;
-use super::{Command, Experiment};
+use super::{Command, Direct, Experiment};
 use crate::admission::{Admission, AdmissionSpec, AdmissionStats, Decision, Gate};
 use crate::cli::Global;
 use crate::cli::LimitArgs;
@@ -70,7 +70,9 @@ impl Command for Limit {
         check_limit_size(&cfg, common.seeds)?;
         Ok(Experiment::Limit(cfg))
     }
+}
 
+impl Direct for Limit {
     /// Runs `limit`.
     fn run(cfg: &LimitConfig, c: &Common, progress: Progress) -> (LimitRows, Report, u64) {
         match (&cfg.admission, &cfg.limiter) {

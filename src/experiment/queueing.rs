@@ -262,10 +262,3 @@ pub(crate) fn policy_names<S: serde::Serializer>(
 ) -> Result<S::Ok, S::Error> {
     s.collect_seq(p.iter().map(|k| k.name()))
 }
-
-/// The replications of `scenarios` scenarios run with `run`, `seeds` each: twice over with
-/// `--warmup auto`, whose pilot runs first.
-pub(crate) fn replications(scenarios: usize, run: &RunConfig, seeds: u64) -> u64 {
-    let passes = if run.warmup_auto { 2 } else { 1 };
-    scenarios as u64 * seeds * passes
-}

@@ -150,14 +150,11 @@ pub fn read(cli: &Cli, args: &MergeArgs) -> Result<(Config, Merged), UsageError>
             collect(&mut inputs, &manifest, seeds, |_, m: u32| loads.push(m))?;
             Merged::Loads(loads)
         }
-        Plan::Queueing { runs, .. } => {
+        Plan::Queueing { runs, groups, .. } => {
             // Each replication is added to its scenario's fold as soon as the tasks before it
             // are, then dropped: memory does not grow with the number of tasks.
-            let groups = super::series_groups(&cfg);
-            let mut folds: Vec<Fold> = (runs.iter().enumerate())
-                .map(|(s, run)| {
-                    Fold::new(run, groups.get(s).cloned().flatten().map(|g| (g, seeds)))
-                })
+            let mut folds: Vec<Fold> = (runs.iter().zip(groups))
+                .map(|(run, groups)| Fold::new(run, groups.map(|g| (g, seeds))))
                 .collect();
             collect(&mut inputs, &manifest, seeds, |i, r: RepStats| {
                 folds[(i / seeds) as usize].add(&r);

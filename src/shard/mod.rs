@@ -11,7 +11,8 @@
 //! a hash of the resolved plan, the task count, `N` and `K`), one line per task with that
 //! replication's exact result, and an end line. `lbsim merge` ([`merge`]) checks that the shards
 //! belong to one plan and hold every task exactly once, puts the results back in task order and
-//! summarises them with the command's own `merge`: nothing is pre-merged, so the sums are
+//! summarises them with the command's own `merge` (the summary of its whole runs too): nothing is
+//! pre-merged, so the sums are
 //! added in the same order as in one process and the output is the same bytes (JSON's `run`
 //! timing apart).
 //!
@@ -27,7 +28,7 @@ use std::time::Instant;
 
 use crate::cli::{Cli, Command};
 use crate::error::UsageError;
-use crate::experiment::{self, Progress, Results, Rows, Scenario, run};
+use crate::experiment::{self, Progress, Results, Rows, Scenario};
 use crate::experiment::{Common, Config, Experiment, RunConfig};
 use crate::output::{Format, Report, RunInfo};
 use crate::stats::RepStats;
@@ -191,8 +192,8 @@ impl Job {
             }
             Job::Merge { cfg, merged } => {
                 let start = Instant::now();
-                let plan = Plan::of(cfg).expect("checked when the merge was read");
-                let mut results = experiment::plan::merge(cfg, &plan, merged);
+                let mut results =
+                    experiment::plan::merge(cfg, merged).expect("checked when the merge was read");
                 results.report.run = run_info(start, results.report.run.events);
                 results
             }
@@ -280,18 +281,6 @@ fn run_shard<R: Send>(
         );
     };
     experiment::in_pool(c, work);
-}
-
-/// Per scenario of a `run` plan with `--series`, the farm's groups its windows are pooled by.
-fn series_groups(cfg: &Config) -> Vec<Option<Vec<(String, usize)>>> {
-    let Experiment::Run(r) = &cfg.experiment else { return Vec::new() };
-    r.points
-        .iter()
-        .flat_map(|p| {
-            let groups = p.run.series.map(|_| run::groups(p));
-            std::iter::repeat_n(groups, p.policies.len())
-        })
-        .collect()
 }
 
 #[cfg(test)]
