@@ -25,6 +25,7 @@ use std::collections::VecDeque;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
+use crate::error::KeyError;
 use crate::output::table::format_number;
 use crate::rng::SimRng;
 
@@ -174,30 +175,36 @@ pub struct Admission {
     pub period: f64,
 }
 
-fn positive(key: &str, v: Option<f64>, default: Option<f64>) -> Result<f64, String> {
+/// `message` about `admission.KEY`.
+fn refused(key: &str, message: impl std::fmt::Display) -> KeyError {
+    KeyError::new(format!("admission.{key}"), message)
+}
+
+fn positive(key: &str, v: Option<f64>, default: Option<f64>) -> Result<f64, KeyError> {
     match v.or(default) {
         Some(x) if x.is_finite() && x > 0.0 => Ok(x),
-        Some(x) => Err(format!("admission.{key}: expected a number > 0, got {}", format_number(x))),
-        None => Err(format!("admission.{key}: missing (the limiter needs it)")),
+        Some(x) => Err(refused(key, format!("expected a number > 0, got {}", format_number(x)))),
+        None => Err(refused(key, "missing (the limiter needs it)")),
     }
 }
 
-fn non_negative(key: &str, v: Option<f64>, default: f64) -> Result<f64, String> {
+fn non_negative(key: &str, v: Option<f64>, default: f64) -> Result<f64, KeyError> {
     match v.unwrap_or(default) {
         x if x.is_finite() && x >= 0.0 => Ok(x),
-        x => Err(format!("admission.{key}: expected a number >= 0, got {}", format_number(x))),
+        x => Err(refused(key, format!("expected a number >= 0, got {}", format_number(x)))),
     }
 }
 
 impl AdmissionSpec {
     /// Reads `NAME` or `NAME:key=value,key=value` (`--admission`, `lbsim limit --limiter`).
-    pub fn parse(text: &str) -> Result<AdmissionSpec, String> {
+    pub fn parse(text: &str) -> Result<AdmissionSpec, KeyError> {
+        let whole = |message: String| KeyError::new("admission", message);
         let (name, params) = text.split_once(':').unwrap_or((text, ""));
         let mut table = toml::Table::new();
         table.insert("kind".into(), toml::Value::String(name.trim().into()));
         for kv in params.split(',').filter(|s| !s.trim().is_empty()) {
             let (key, value) =
-                kv.split_once('=').ok_or_else(|| format!("admission: '{kv}' is not key=value"))?;
+                kv.split_once('=').ok_or_else(|| whole(format!("'{kv}' is not key=value")))?;
             let value = value.trim();
             let parsed = format!("v = {value}")
                 .parse::<toml::Table>()
@@ -206,20 +213,20 @@ impl AdmissionSpec {
                 .unwrap_or_else(|| toml::Value::String(value.into()));
             if let Some(first) = table.insert(key.trim().into(), parsed) {
                 let key = key.trim();
-                return Err(format!(
-                    "admission: parameter '{key}' is given twice ({key}={first} and {key}={value})"
-                ));
+                return Err(whole(format!(
+                    "parameter '{key}' is given twice ({key}={first} and {key}={value})"
+                )));
             }
         }
-        table.try_into().map_err(|e: toml::de::Error| format!("admission: {}", e.message().trim()))
+        table.try_into().map_err(|e: toml::de::Error| whole(e.message().trim().to_string()))
     }
 
     /// Checks the keys against the kind and fills in the defaults.
-    pub fn resolve(&self) -> Result<Admission, String> {
+    pub fn resolve(&self) -> Result<Admission, KeyError> {
         let kind = self.kind()?;
         let instances = self.instances.unwrap_or(1);
         if !(1..=10_000).contains(&instances) {
-            return Err(format!("admission.instances: expected 1 to 10000, got {instances}"));
+            return Err(refused("instances", format!("expected 1 to 10000, got {instances}")));
         }
         let split = self.split(instances)?;
         let window = match kind {
@@ -233,11 +240,11 @@ impl AdmissionSpec {
     }
 
     /// The limiter of `kind`, with its own keys checked and the others refused.
-    fn kind(&self) -> Result<Kind, String> {
-        let unused = |keys: &[(&str, bool)]| -> Result<(), String> {
+    fn kind(&self) -> Result<Kind, KeyError> {
+        let unused = |keys: &[(&str, bool)]| -> Result<(), KeyError> {
             match keys.iter().find(|(_, given)| *given) {
                 Some((key, _)) => {
-                    Err(format!("admission.{key}: does not apply to kind = \"{}\"", self.kind))
+                    Err(refused(key, format!("does not apply to kind = \"{}\"", self.kind)))
                 }
                 None => Ok(()),
             }
@@ -256,16 +263,16 @@ impl AdmissionSpec {
         ];
         let limit = || match self.limit {
             Some(l) if l >= 1 => Ok(l),
-            Some(l) => Err(format!("admission.limit: expected an integer >= 1, got {l}")),
-            None => Err("admission.limit: missing (the limiter needs it)".to_string()),
+            Some(l) => Err(refused("limit", format!("expected an integer >= 1, got {l}"))),
+            None => Err(refused("limit", "missing (the limiter needs it)")),
         };
         Ok(match self.kind.as_str() {
             "token-bucket" | "gcra" | "leaky-bucket" => {
                 unused(&rate_keys)?;
                 if self.window.is_some() {
-                    return Err(format!(
-                        "admission.window: does not apply to kind = \"{}\"",
-                        self.kind
+                    return Err(refused(
+                        "window",
+                        format!("does not apply to kind = \"{}\"", self.kind),
                     ));
                 }
                 let rate = positive("rate", self.rate, None)?;
@@ -274,8 +281,11 @@ impl AdmissionSpec {
                         unused(&[("nodelay", self.nodelay.is_some())])?;
                         let burst = non_negative("burst", self.burst, 1.0)?;
                         if burst < 1.0 {
-                            return Err(format!(
-                                "admission.burst: a token bucket needs a capacity >= 1 (one token per request), got {burst}"
+                            return Err(refused(
+                                "burst",
+                                format!(
+                                    "a token bucket needs a capacity >= 1 (one token per request), got {burst}"
+                                ),
                             ));
                         }
                         Kind::TokenBucket { rate, burst }
@@ -311,38 +321,39 @@ impl AdmissionSpec {
                 let window = positive("window", self.window, Some(120.0))?;
                 let queue_limit = self.queue_limit.unwrap_or(10);
                 if queue_limit == 0 {
-                    return Err("admission.queue_limit: expected an integer >= 1, got 0".into());
+                    return Err(refused("queue_limit", "expected an integer >= 1, got 0"));
                 }
                 Kind::Adaptive { k, window, queue_limit }
             }
             other => {
-                return Err(format!(
-                    "admission.kind: '{other}' is not a limiter; expected one of {}",
-                    KINDS.join(", ")
+                return Err(refused(
+                    "kind",
+                    format!("'{other}' is not a limiter; expected one of {}", KINDS.join(", ")),
                 ));
             }
         })
     }
 
     /// How the rate is split over `instances`.
-    fn split(&self, instances: u32) -> Result<Split, String> {
+    fn split(&self, instances: u32) -> Result<Split, KeyError> {
         Ok(match self.split.as_deref().unwrap_or("uniform") {
             "uniform" => {
                 if self.skew.is_some() {
-                    return Err("admission.skew: applies to split = \"skewed\"".into());
+                    return Err(refused("skew", "applies to split = \"skewed\""));
                 }
                 Split::Uniform
             }
             "skewed" => match self.skew.unwrap_or(0.5) {
                 s if (0.0..=1.0).contains(&s) && instances > 1 => Split::Skewed(s),
                 s if (0.0..=1.0).contains(&s) => {
-                    return Err("admission.split: \"skewed\" needs instances >= 2".into());
+                    return Err(refused("split", "\"skewed\" needs instances >= 2"));
                 }
-                s => return Err(format!("admission.skew: expected 0 to 1, got {s}")),
+                s => return Err(refused("skew", format!("expected 0 to 1, got {s}"))),
             },
             other => {
-                return Err(format!(
-                    "admission.split: '{other}': expected \"uniform\" or \"skewed\""
+                return Err(refused(
+                    "split",
+                    format!("'{other}': expected \"uniform\" or \"skewed\""),
                 ));
             }
         })
@@ -587,13 +598,33 @@ mod tests {
             a.resolve().unwrap().kind,
             Kind::LeakyBucket { rate: 10.0, burst: 20.0, nodelay: true }
         );
-        let err = |s: &str| AdmissionSpec::parse(s).and_then(|a| a.resolve()).unwrap_err();
+        let err =
+            |s: &str| AdmissionSpec::parse(s).and_then(|a| a.resolve()).unwrap_err().to_string();
         assert!(err("token-bucket:rate=1,limit=3").contains("admission.limit"));
         assert!(err("fixed-window:limit=0").contains("admission.limit"));
         assert!(err("gcra").contains("admission.rate: missing"));
         assert!(err("bucket:rate=1").contains("not a limiter"));
         assert!(err("gcra:rate=1,colour=3").contains("colour"));
         assert!(err("gcra:rate=1,split=skewed").contains("instances >= 2"));
+    }
+
+    #[test]
+    fn refusals_carry_their_key() {
+        let err = |s: &str| AdmissionSpec::parse(s).and_then(|a| a.resolve()).unwrap_err();
+        for (text, key, message) in [
+            ("gcra", "admission.rate", "missing (the limiter needs it)"),
+            ("gcra:rate=1,split=skewed", "admission.split", "\"skewed\" needs instances >= 2"),
+            ("gcra:rate", "admission", "'rate' is not key=value"),
+            (
+                "gcra:rate=1,rate=2",
+                "admission",
+                "parameter 'rate' is given twice (rate=1 and rate=2)",
+            ),
+        ] {
+            let e = err(text);
+            assert_eq!((e.key.as_str(), e.message.as_str()), (key, message), "{text}");
+            assert_eq!(e.to_string(), format!("{key}: {message}"));
+        }
     }
 
     #[test]
