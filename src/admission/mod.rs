@@ -26,6 +26,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use crate::error::KeyError;
+use crate::named::{Name, Named};
 use crate::output::table::format_number;
 use crate::rng::SimRng;
 
@@ -48,13 +49,51 @@ pub const KINDS: [&str; 7] = [
     "adaptive",
 ];
 
+/// A limiter by its name (one of [`KINDS`], in that order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimiterName {
+    /// `token-bucket`.
+    TokenBucket,
+    /// `leaky-bucket`.
+    LeakyBucket,
+    /// `gcra`.
+    Gcra,
+    /// `fixed-window`.
+    FixedWindow,
+    /// `sliding-log`.
+    SlidingLog,
+    /// `sliding-window`.
+    SlidingWindow,
+    /// `adaptive`.
+    Adaptive,
+}
+
+impl LimiterName {
+    /// Every limiter, in the order of [`KINDS`].
+    pub const ALL: [LimiterName; 7] = {
+        use LimiterName::*;
+        [TokenBucket, LeakyBucket, Gcra, FixedWindow, SlidingLog, SlidingWindow, Adaptive]
+    };
+}
+
+impl Name for LimiterName {
+    fn parse(s: &str) -> Option<Self> {
+        KINDS.iter().position(|k| *k == s).map(|i| LimiterName::ALL[i])
+    }
+
+    fn name(self) -> &'static str {
+        KINDS[self as usize]
+    }
+}
+
 /// `[admission]` as written: every key optional but `kind`; [`AdmissionSpec::resolve`] checks
 /// which apply and fills in the defaults.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AdmissionSpec {
-    /// One of [`KINDS`].
-    pub kind: String,
+    /// The limiter: one of [`KINDS`], or a word naming none (refused by
+    /// [`AdmissionSpec::resolve`]).
+    pub kind: Named<LimiterName>,
     /// Requests per time unit (token-bucket, leaky-bucket, gcra).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
@@ -241,10 +280,15 @@ impl AdmissionSpec {
 
     /// The limiter of `kind`, with its own keys checked and the others refused.
     fn kind(&self) -> Result<Kind, KeyError> {
+        use LimiterName as L;
+        let name = self.kind.get().map_err(|other| {
+            let expected = KINDS.join(", ");
+            refused("kind", format!("'{other}' is not a limiter; expected one of {expected}"))
+        })?;
         let unused = |keys: &[(&str, bool)]| -> Result<(), KeyError> {
             match keys.iter().find(|(_, given)| *given) {
                 Some((key, _)) => {
-                    Err(refused(key, format!("does not apply to kind = \"{}\"", self.kind)))
+                    Err(refused(key, format!("does not apply to kind = \"{}\"", name.name())))
                 }
                 None => Ok(()),
             }
@@ -266,18 +310,13 @@ impl AdmissionSpec {
             Some(l) => Err(refused("limit", format!("expected an integer >= 1, got {l}"))),
             None => Err(refused("limit", "missing (the limiter needs it)")),
         };
-        Ok(match self.kind.as_str() {
-            "token-bucket" | "gcra" | "leaky-bucket" => {
+        Ok(match name {
+            L::TokenBucket | L::Gcra | L::LeakyBucket => {
                 unused(&rate_keys)?;
-                if self.window.is_some() {
-                    return Err(refused(
-                        "window",
-                        format!("does not apply to kind = \"{}\"", self.kind),
-                    ));
-                }
+                unused(&[("window", self.window.is_some())])?;
                 let rate = positive("rate", self.rate, None)?;
-                match self.kind.as_str() {
-                    "token-bucket" => {
+                match name {
+                    L::TokenBucket => {
                         unused(&[("nodelay", self.nodelay.is_some())])?;
                         let burst = non_negative("burst", self.burst, 1.0)?;
                         if burst < 1.0 {
@@ -290,7 +329,7 @@ impl AdmissionSpec {
                         }
                         Kind::TokenBucket { rate, burst }
                     }
-                    "gcra" => {
+                    L::Gcra => {
                         unused(&[("nodelay", self.nodelay.is_some())])?;
                         Kind::Gcra { rate, burst: non_negative("burst", self.burst, 0.0)? }
                     }
@@ -301,16 +340,16 @@ impl AdmissionSpec {
                     },
                 }
             }
-            "fixed-window" | "sliding-log" | "sliding-window" => {
+            L::FixedWindow | L::SlidingLog | L::SlidingWindow => {
                 unused(&window_keys)?;
                 let (limit, window) = (limit()?, positive("window", self.window, Some(1.0))?);
-                match self.kind.as_str() {
-                    "fixed-window" => Kind::FixedWindow { limit, window },
-                    "sliding-log" => Kind::SlidingLog { limit, window },
+                match name {
+                    L::FixedWindow => Kind::FixedWindow { limit, window },
+                    L::SlidingLog => Kind::SlidingLog { limit, window },
                     _ => Kind::SlidingWindow { limit, window },
                 }
             }
-            "adaptive" => {
+            L::Adaptive => {
                 unused(&[
                     ("rate", self.rate.is_some()),
                     ("burst", self.burst.is_some()),
@@ -324,12 +363,6 @@ impl AdmissionSpec {
                     return Err(refused("queue_limit", "expected an integer >= 1, got 0"));
                 }
                 Kind::Adaptive { k, window, queue_limit }
-            }
-            other => {
-                return Err(refused(
-                    "kind",
-                    format!("'{other}' is not a limiter; expected one of {}", KINDS.join(", ")),
-                ));
             }
         })
     }
@@ -606,6 +639,23 @@ mod tests {
         assert!(err("bucket:rate=1").contains("not a limiter"));
         assert!(err("gcra:rate=1,colour=3").contains("colour"));
         assert!(err("gcra:rate=1,split=skewed").contains("instances >= 2"));
+    }
+
+    #[test]
+    fn limiter_names_read_and_write_as_written() {
+        for (i, name) in LimiterName::ALL.into_iter().enumerate() {
+            assert_eq!(name.name(), KINDS[i]);
+            assert_eq!(LimiterName::parse(KINDS[i]), Some(name));
+        }
+        let spec = AdmissionSpec::parse("gcra:rate=2").unwrap();
+        assert_eq!(spec.kind, Named::Is(LimiterName::Gcra));
+        let toml = toml::to_string(&spec).unwrap();
+        assert!(toml.starts_with("kind = \"gcra\"\n"), "{toml}");
+        let spec = AdmissionSpec::parse("Gcra:rate=2").unwrap();
+        assert_eq!(spec.kind, Named::Other("Gcra".into()));
+        let e = spec.resolve().unwrap_err();
+        assert_eq!(e.key, "admission.kind");
+        assert!(e.message.starts_with("'Gcra' is not a limiter; expected one of token-bucket, "));
     }
 
     #[test]
