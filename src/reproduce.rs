@@ -22,6 +22,7 @@ use crate::experiment::stale::StaleRow;
 use crate::experiment::subset::SubsetRow;
 use crate::experiment::swrr::{SmoothnessRow, SwrrRows, TraceRow};
 use crate::experiment::{self, Progress, Reading, Results, Rows, VsBaseline};
+use crate::options;
 use crate::output::{Csv, Exporter, Report, Table, plot, table::format_number};
 use crate::theory;
 
@@ -65,8 +66,11 @@ fn parse(line: &str, threads: Option<usize>) -> Result<Config, UsageError> {
     if let Some(t) = threads {
         args.extend(["--threads".to_string(), t.to_string()]);
     }
-    let cli = <Cli as clap::Parser>::try_parse_from(&args)
-        .map_err(|e| UsageError::Other(e.to_string().lines().next().unwrap_or_default().into()))?;
+    let cli =
+        <Cli as clap::Parser>::try_parse_from(&args).map_err(|e| match options::refused(&e) {
+            Some(e) => e.clone(),
+            None => UsageError::Other(e.to_string().lines().next().unwrap_or_default().into()),
+        })?;
     Config::from_cli(&cli)
 }
 

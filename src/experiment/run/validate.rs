@@ -11,7 +11,7 @@ use crate::experiment::common::Common;
 use crate::experiment::hash::{maglev_fits, ring_fits};
 use crate::experiment::queueing::{check_horizon, check_run_size, check_swrr};
 use crate::limits;
-use crate::options::{Quantile, parse_count, parse_f64, parse_precision, parse_quantiles};
+use crate::options::{Quantile, WarmupArg, parse_count, parse_f64};
 use crate::output::Format;
 use crate::output::dest::{check_out, check_run_outputs};
 use crate::policy::registry::{self, NameError};
@@ -83,10 +83,8 @@ pub(crate) fn config(
         ));
     }
     // p50, p90, p99 and p99.9 are columns of every row already.
-    let quantiles = match &a.run.quantiles {
-        Some(s) => parse_quantiles(s, &["p50", "p90", "p99", "p99.9"])?,
-        None => Vec::new(),
-    };
+    let always = ["p50", "p90", "p99", "p99.9"];
+    let quantiles = a.run.quantiles.as_ref().map_or_else(Vec::new, |q| q.beyond(&always));
     let mut resolved = Vec::new();
     for (keys, spec) in points {
         resolved.push(resolve_point(&source, keys, spec, &quantiles)?);
@@ -310,22 +308,21 @@ fn apply_overrides(
         ));
     }
     let mut values: Vec<(&str, String)> = Vec::new();
-    if let Some(s) = &r.requests {
-        values.push(("requests", parse_count("--requests", s, 2, limits::ARRIVALS)?.to_string()));
+    if let Some(n) = r.requests {
+        values.push(("requests", n.to_string()));
     }
-    if let Some(s) = &r.warmup {
-        let w = match s.trim() {
-            "auto" => "\"auto\"".to_string(),
-            s => parse_count("--warmup", s, 0, limits::ARRIVALS)?.to_string(),
+    if let Some(w) = r.warmup {
+        let w = match w {
+            WarmupArg::Auto => "\"auto\"".to_string(),
+            WarmupArg::Arrivals(n) => n.to_string(),
         };
         values.push(("warmup", w));
     }
-    if let Some(s) = &r.queue_guard {
-        let n = parse_count("--queue-guard", s, 1, limits::QUEUE_GUARD)?;
+    if let Some(n) = r.queue_guard {
         values.push(("queue_guard", n.to_string()));
     }
-    if let Some(s) = &r.precision {
-        values.push(("precision", format!("{:?}", parse_precision(s)?)));
+    if let Some(r) = r.precision {
+        values.push(("precision", format!("{r:?}")));
     }
     if let Some(s) = &r.max_requests {
         let n = parse_count("--max-requests", s, 2, limits::ARRIVALS)?;
