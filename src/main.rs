@@ -222,6 +222,11 @@ fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::from(EXIT_USAGE)
         }
         _ => {
+            // A value its parser refused: lbsim's one line, as for any other usage error.
+            if let Some(refused) = lbsim::options::refused(&e) {
+                say(&format!("error: {refused}"));
+                return ExitCode::from(EXIT_USAGE);
+            }
             // Clap's whole message: every missing argument, the accepted values and its
             // suggestions ("tip: a similar argument exists"), then the usage line.
             say(e.render().to_string().trim_end());

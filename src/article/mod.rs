@@ -15,6 +15,7 @@ use crate::cli::Cli;
 use crate::error::UsageError;
 use crate::experiment::Config;
 use crate::experiment::{self, Progress, Results};
+use crate::options;
 use crate::output::{Csv, Exporter, Report, Table};
 
 use books::{hash_section, subset_checks};
@@ -61,8 +62,11 @@ fn parse(line: &str, threads: Option<usize>) -> Result<Config, UsageError> {
     if let Some(t) = threads {
         args.extend(["--threads".to_string(), t.to_string()]);
     }
-    let cli = <Cli as clap::Parser>::try_parse_from(&args)
-        .map_err(|e| UsageError::Other(e.to_string().lines().next().unwrap_or_default().into()))?;
+    let cli =
+        <Cli as clap::Parser>::try_parse_from(&args).map_err(|e| match options::refused(&e) {
+            Some(e) => e.clone(),
+            None => UsageError::Other(e.to_string().lines().next().unwrap_or_default().into()),
+        })?;
     Config::from_cli(&cli)
 }
 

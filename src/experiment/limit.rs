@@ -22,7 +22,7 @@ use super::{Command, Direct, Experiment};
 use crate::admission::{Admission, AdmissionSpec, AdmissionStats, Decision, Gate};
 use crate::cli::Global;
 use crate::cli::LimitArgs;
-use crate::error::{UsageError, conflict, shown, too_large};
+use crate::error::{KeyError, UsageError, conflict, shown, too_large};
 use crate::limits;
 use crate::options::parse_f64;
 use crate::output::Report;
@@ -61,8 +61,7 @@ impl Command for Limit {
         let duration = positive("--duration", &a.duration, "100")?;
         let capacity = positive("--capacity", &a.capacity, "100")?;
         let pattern = a.pattern.as_deref().unwrap_or("poisson:rate=200");
-        let cfg = LimitConfig::new(a.limiter.as_deref(), pattern, duration, capacity)
-            .map_err(UsageError::Other)?;
+        let cfg = LimitConfig::new(a.limiter.as_deref(), pattern, duration, capacity)?;
         if let Pattern::Trace { file, .. } = &cfg.arrivals {
             let trace = [("the trace", Path::new(file))];
             check_inputs_kept(&[("--out", common.out.as_deref())], &trace)?;
@@ -189,14 +188,18 @@ pub enum Pattern {
     },
 }
 
-fn key_values(text: &str) -> Result<(String, Vec<(String, String)>), String> {
+fn key_values(text: &str) -> Result<(String, Vec<(String, String)>), KeyError> {
     let (name, params) = text.split_once(':').unwrap_or((text, ""));
     let mut kv = Vec::new();
     for item in params.split(',').filter(|s| !s.trim().is_empty()) {
-        let (k, v) = item.split_once('=').ok_or_else(|| format!("'{item}' is not key=value"))?;
+        let (k, v) = item
+            .split_once('=')
+            .ok_or_else(|| KeyError::unkeyed(format!("'{item}' is not key=value")))?;
         let (k, v) = (k.trim(), v.trim());
         if let Some((_, first)) = kv.iter().find(|(g, _): &&(String, String)| g == k) {
-            return Err(format!("parameter '{k}' is given twice ({k}={first} and {k}={v})"));
+            return Err(KeyError::unkeyed(format!(
+                "parameter '{k}' is given twice ({k}={first} and {k}={v})"
+            )));
         }
         kv.push((k.to_string(), v.to_string()));
     }
@@ -206,29 +209,30 @@ fn key_values(text: &str) -> Result<(String, Vec<(String, String)>), String> {
 impl Pattern {
     /// Reads `NAME:key=value,...`: `poisson:rate=R`, `constant:rate=R`,
     /// `on-off:rate=R,on=A,off=B`, `boundary:count=N,window=W`, `trace:file=F`.
-    pub fn parse(text: &str) -> Result<Pattern, String> {
+    pub fn parse(text: &str) -> Result<Pattern, KeyError> {
         let (name, kv) = key_values(text)?;
+        let refused = |message: String| KeyError::new(name.as_str(), message);
         let allowed: &[&str] = match name.as_str() {
             "poisson" | "constant" => &["rate"],
             "on-off" => &["rate", "on", "off"],
             "boundary" => &["count", "window"],
             "trace" => &["file"],
             other => {
-                return Err(format!(
+                return Err(KeyError::unkeyed(format!(
                     "'{other}' is not a pattern; expected poisson, constant, on-off, boundary or trace"
-                ));
+                )));
             }
         };
         if let Some((k, _)) = kv.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
-            return Err(format!("{name}: unknown key '{k}'; expected {}", allowed.join(", ")));
+            return Err(refused(format!("unknown key '{k}'; expected {}", allowed.join(", "))));
         }
-        let num = |key: &str, default: Option<f64>| -> Result<f64, String> {
+        let num = |key: &str, default: Option<f64>| -> Result<f64, KeyError> {
             match kv.iter().find(|(k, _)| k == key) {
                 Some((_, v)) => match v.parse::<f64>() {
                     Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
-                    _ => Err(format!("{name}: {key} = '{v}' is not a number > 0")),
+                    _ => Err(refused(format!("{key} = '{v}' is not a number > 0"))),
                 },
-                None => default.ok_or_else(|| format!("{name}: {key} is missing")),
+                None => default.ok_or_else(|| refused(format!("{key} is missing"))),
             }
         };
         Ok(match name.as_str() {
@@ -242,7 +246,7 @@ impl Pattern {
             "boundary" => {
                 let count = num("count", None)?;
                 if count.fract() != 0.0 {
-                    return Err(format!("boundary: count = {count} is not an integer"));
+                    return Err(refused(format!("count = {count} is not an integer")));
                 }
                 Pattern::Boundary { count: count as u64, window: num("window", Some(1.0))? }
             }
@@ -251,10 +255,10 @@ impl Pattern {
                     .iter()
                     .find(|(k, _)| k == "file")
                     .map(|(_, v)| v.clone())
-                    .ok_or("trace: file is missing")?;
+                    .ok_or_else(|| refused("file is missing".into()))?;
                 let spec: ArrivalSpec =
                     toml::from_str(&format!("kind = \"trace\"\nfile = {file:?}"))
-                        .map_err(|e| format!("trace: {}", e.message().trim()))?;
+                        .map_err(|e| refused(e.message().trim().into()))?;
                 let arrivals = spec.build(1.0, Path::new("."))?;
                 // Replayed at their own timestamps: window limiters count from time 0, so the
                 // time base decides where their boundaries fall.
@@ -466,12 +470,16 @@ impl LimitConfig {
         pattern: &str,
         duration: f64,
         capacity: f64,
-    ) -> Result<LimitConfig, String> {
+    ) -> Result<LimitConfig, UsageError> {
+        let param = |option: &str| {
+            let option = option.to_string();
+            move |error| UsageError::Param { option, error }
+        };
         let admission = limiter
             .map(|l| AdmissionSpec::parse(l).and_then(|s| s.resolve()))
             .transpose()
-            .map_err(|e| format!("--limiter: {e}"))?;
-        let arrivals = Pattern::parse(pattern).map_err(|e| format!("--pattern: {e}"))?;
+            .map_err(param("--limiter"))?;
+        let arrivals = Pattern::parse(pattern).map_err(param("--pattern"))?;
         Ok(LimitConfig {
             limiter: limiter.map(str::to_string),
             admission,

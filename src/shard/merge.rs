@@ -203,6 +203,10 @@ fn command(merge: &Cli, args: &MergeArgs, m: &Manifest, name: &str) -> Result<Co
     let what = || format!("{name}: the recorded command `lbsim {}`", shown(&m.command.join(" ")));
     let argv = std::iter::once("lbsim".to_string()).chain(m.command.iter().cloned());
     let mut cli = Cli::try_parse_from(argv).map_err(|e| {
+        // A value refused by its parser is the command's own usage error, as when it was run.
+        if let Some(e) = crate::options::refused(&e) {
+            return e.clone();
+        }
         let text = e.render().to_string();
         let first = text.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
         fail(format!("{} does not parse: {first}", what()))

@@ -34,48 +34,7 @@ use crate::output::{Format, Report, RunInfo};
 use crate::stats::RepStats;
 
 pub use crate::experiment::{Merged, Plan};
-
-/// Shard `index` of a split into `count` (`--shard index/count`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    /// `K`: this shard runs the tasks whose index modulo `count` is `index`.
-    pub index: u64,
-    /// `N`: the number of shards.
-    pub count: u64,
-}
-
-/// Most shards a command may be split into.
-pub const MAX_SHARDS: u64 = 1_000_000;
-
-impl Shard {
-    /// Parses `K/N` with `0 <= K < N <= MAX_SHARDS`.
-    pub fn parse(s: &str) -> Result<Shard, UsageError> {
-        let bad = || UsageError::InvalidValue {
-            option: "--shard".into(),
-            value: s.into(),
-            accepted: format!(
-                "expected K/N with 0 <= K < N <= {MAX_SHARDS} (shard K of N, counted from 0)"
-            ),
-        };
-        let (k, n) = s.split_once('/').ok_or_else(bad)?;
-        let number = |x: &str| {
-            if x.is_empty() || !x.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(bad());
-            }
-            x.parse::<u64>().map_err(|_| bad())
-        };
-        let (index, count) = (number(k)?, number(n)?);
-        if count == 0 || count > MAX_SHARDS || index >= count {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
-    }
-
-    /// The task indices of this shard among `tasks`, in increasing order.
-    pub fn tasks(self, tasks: u64) -> impl Iterator<Item = u64> {
-        (self.index..tasks).step_by(self.count as usize)
-    }
-}
+pub use crate::options::{MAX_SHARDS, Shard};
 
 /// What a command line asks for: the whole command, one shard of it, or a merge of shards.
 #[derive(Debug)]
@@ -109,10 +68,9 @@ impl Job {
             return Ok(Job::Merge { cfg, merged });
         }
         let cfg = Config::from_cli(cli)?;
-        let Some(s) = &cli.global.shard else {
+        let Some(shard) = cli.global.shard else {
             return Ok(Job::Whole(cfg));
         };
-        let shard = Shard::parse(s)?;
         if cli.global.format != Format::Table {
             return Err(UsageError::Conflict {
                 option: format!("--format {}", format_name(cli.global.format)),
