@@ -17,8 +17,8 @@ use crate::output::dest::{check_out, check_run_outputs};
 use crate::policy::registry::{self, NameError};
 use crate::policy::{Info, PolicyKind};
 
-/// The most windows `run --series` records per replication (memory: about 2.4 kB each on 100
-/// servers, the replication's, its row's and the output's together).
+/// The most windows `run --series` records per replication (about 1 kB each on 100 servers in
+/// the temporary files of the replication and its row; a shard's records carry them).
 pub const SERIES_WINDOWS: f64 = 20_000.0;
 
 /// The files `run` reads: the scenario file and the traces and empirical files of every sweep
