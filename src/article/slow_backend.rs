@@ -107,8 +107,8 @@ pub(super) fn slow_backend_section(ran: &[&Ran]) -> (String, String) {
     let series: Vec<(String, Vec<(f64, f64)>)> = rows
         .iter()
         .filter_map(|r| {
-            let p = r.series.as_ref()?;
-            Some((r.policy.clone(), experiment::adapt::share_line(p, 0)))
+            let p = r.series.as_ref()?.load().expect("the pooled series reads back");
+            Some((r.policy.clone(), experiment::adapt::share_line(&p, 0)))
         })
         .collect();
     let svg = plot::share_figure(

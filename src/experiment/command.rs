@@ -145,7 +145,7 @@ impl<C: Planned> Way for ByPlan<C> {
     type Rows = C::Rows;
 
     fn run(cfg: &C::Config, c: &Common, progress: Progress) -> (C::Rows, Report, u64) {
-        let plan = C::plan(cfg);
+        let plan = C::plan(cfg).spooled();
         let merged = plan.execute(c, progress);
         C::merge(cfg, c, &plan, &merged)
     }

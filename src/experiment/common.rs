@@ -63,6 +63,11 @@ pub struct RunConfig {
     /// count dispatches by.
     #[serde(skip)]
     pub series_groups: Vec<u32>,
+    /// With `series`: each replication writes its windows to a tape as they close, and the
+    /// rows pool them there (an unsharded run), instead of keeping them (a shard's records carry
+    /// them).
+    #[serde(skip)]
+    pub series_spool: bool,
 }
 
 impl RunConfig {
@@ -78,6 +83,7 @@ impl RunConfig {
             quantiles: Vec::new(),
             series: None,
             series_groups: Vec::new(),
+            series_spool: false,
         }
     }
 

@@ -41,7 +41,7 @@ use crate::error::UsageError;
 use crate::model::Clients;
 use crate::model::{Farm, Information, SimOptions};
 use crate::output::progress::Reporter;
-use crate::output::series::Pooled;
+use crate::output::series::PooledTape;
 use crate::output::table::format_number;
 use crate::output::{Report, RunInfo};
 use crate::policy::{Fleet, Policy, PolicyKind, PolicyParams, Tuning};
@@ -320,6 +320,7 @@ pub fn run_replication(sc: &Scenario, run: &RunConfig, seed: u64, rep: u64) -> R
         queue_guard: run.queue_guard,
         series: run.series,
         series_groups: run.series_groups.clone(),
+        series_spool: run.series_spool,
     };
     let mut params = PolicyParams::new(&sc.farm.rates, &sc.tuning);
     params.stream = key("policy-own");
@@ -407,7 +408,7 @@ pub struct Outcome {
     /// replication order.
     pub levels: Vec<Vec<f64>>,
     /// The replications' `--series` windows, pooled per group.
-    pub series: Option<Pooled>,
+    pub series: Option<PooledTape>,
 }
 
 /// An [`Outcome`] built one replication at a time, in replication order.
@@ -416,7 +417,7 @@ pub struct Fold {
     tally: Tally,
     events: u64,
     levels: Vec<Vec<f64>>,
-    series: Option<Pooled>,
+    series: Option<PooledTape>,
     /// The farm's groups (name, servers) and the replications, to pool `--series` windows.
     groups: Option<(Vec<(String, usize)>, u64)>,
 }
@@ -440,8 +441,13 @@ impl Fold {
         self.tally.add(r);
         self.events += r.events;
         self.levels.push(r.level_fractions());
-        if let (Some(w), Some((groups, reps))) = (&r.windows, &self.groups) {
-            self.series.get_or_insert_with(|| Pooled::new(groups, w.width, *reps)).add(w);
+        if let Some((groups, reps)) = &self.groups {
+            let pooled = |width| PooledTape::new(groups, width, *reps);
+            if let Some(w) = &r.windows {
+                self.series.get_or_insert_with(|| pooled(w.width)).add_windows(w);
+            } else if let Some(w) = &r.spooled {
+                self.series.get_or_insert_with(|| pooled(w.width)).add_spooled(w);
+            }
         }
     }
 

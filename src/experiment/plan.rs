@@ -42,6 +42,16 @@ impl Plan {
         super::plan_of(&cfg.experiment).map(|(plan, _)| plan)
     }
 
+    /// The plan as a whole run executes it: each replication writes its `--series` windows to
+    /// a temporary file as they close, and the rows pool them there (a shard's records carry
+    /// the windows instead).
+    pub fn spooled(mut self) -> Plan {
+        if let Plan::Queueing { runs, .. } = &mut self {
+            runs.iter_mut().for_each(|run| run.series_spool = true);
+        }
+        self
+    }
+
     /// `scenarios`, each run with `run`, keeping no `--series` windows.
     pub fn queueing(scenarios: Vec<Scenario>, run: &RunConfig) -> Plan {
         let runs = vec![run.clone(); scenarios.len()];

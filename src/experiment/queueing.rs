@@ -74,6 +74,7 @@ pub(crate) fn run_config(
         quantiles,
         series: None,
         series_groups: Vec::new(),
+        series_spool: false,
     })
 }
 

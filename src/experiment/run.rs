@@ -18,7 +18,7 @@ use crate::cli::ScenarioArgs;
 use crate::error::UsageError;
 use crate::model::{Farm, Information};
 use crate::output::Report;
-use crate::output::series::{self, Pooled};
+use crate::output::series::{PooledTape, SeriesCsv};
 use crate::output::table::format_number;
 use crate::policy::{PolicyKind, Tuning};
 use crate::scenario::{InfoKind, Spec, Warmup};
@@ -231,7 +231,7 @@ pub struct RunRow {
     pub realised_load: f64,
     /// `--series`: the replications' windows, pooled per group.
     #[serde(skip)]
-    pub series: Option<Pooled>,
+    pub series: Option<PooledTape>,
 }
 
 /// The columns `[admission]` adds: measured requests offered, admitted and rejected, summed over
@@ -334,15 +334,15 @@ pub fn summarise(
     if cfg.series.is_some() {
         let mut head = cfg.sweep.clone();
         head.push("policy".into());
-        let lines: Vec<(Vec<String>, &Pooled)> = rows
+        let rows = rows
             .iter()
             .filter_map(|r| {
                 let mut lead: Vec<String> = r.keys.values().map(json_cell).collect();
                 lead.push(r.policy.clone());
-                r.series.as_ref().map(|s| (lead, s))
+                r.series.clone().map(|s| (lead, s))
             })
             .collect();
-        report.series = Some(series::csv(&head, &lines));
+        report.series = Some(SeriesCsv { head, rows });
     }
     (rows, report)
 }

@@ -298,6 +298,10 @@ pub struct RepStats {
     pub admission: crate::admission::AdmissionStats,
     /// The per-window series (`run --series`); not merged: each replication keeps its own.
     pub windows: Option<super::Windows>,
+    /// The same written to a tape as the windows closed (an unsharded `run --series`); never
+    /// in a record.
+    #[serde(skip)]
+    pub spooled: Option<super::SpooledWindows>,
 }
 
 impl RepStats {

@@ -18,8 +18,8 @@ use crate::policy::registry::{self, NameError};
 use crate::policy::{Info, PolicyKind};
 use crate::scenario::SchemaError;
 
-/// The most windows `run --series` records per replication (memory: about 2.4 kB each on 100
-/// servers, the replication's, its row's and the output's together).
+/// The most windows `run --series` records per replication (about 1 kB each on 100 servers in
+/// the temporary files of the replication and its row; a shard's records carry them).
 pub const SERIES_WINDOWS: f64 = 20_000.0;
 
 /// The files `run` reads: the scenario file and the traces and empirical files of every sweep
