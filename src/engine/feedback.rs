@@ -264,9 +264,15 @@ impl WindowRecorder {
         }
     }
 
-    /// The window holding time `t`, opened (with those before it) if it is not yet.
+    /// The window holding time `t`, opened (with those before it) if it is not yet: the one
+    /// whose end, `(w + 1) * width` as the recorder computes it, lies past `t`. (`t / width`
+    /// alone can round below an edge that `t` has reached, e.g. `t = 3 * 0.1`: integrating from
+    /// that edge would then never move on.)
     fn window(&mut self, t: f64) -> usize {
-        let w = (t / self.width) as usize;
+        let mut w = (t / self.width) as usize;
+        if ((w + 1) as f64) * self.width <= t {
+            w += 1;
+        }
         while self.base + self.open.len() <= w {
             let (groups, n) = (self.groups, self.n);
             self.open.push_back(Open {
@@ -467,6 +473,26 @@ mod tests {
             Recorded::Memory(w) => w,
             Recorded::Spooled(s) => s.load().expect("the tape reads back"),
         }
+    }
+
+    #[test]
+    fn a_time_on_a_window_edge_is_in_the_window_that_starts_there() {
+        // With width 0.1, k * 0.1 / 0.1 rounds below k for thousands of k (k = 3: 0.30000000000000004
+        // / 0.1 is 3.0000000000000004, but k = 6, 7, 12, ... fall short); the recorder must still
+        // place the edge in window k, or integrating from it stalls.
+        let mut w = WindowRecorder::new(1, &[], 0.1, false);
+        for k in 0..200_000usize {
+            let t = k as f64 * 0.1;
+            let i = w.window(t);
+            assert!(((i + 1) as f64) * 0.1 > t, "edge {k}: window {i} ends at or before {t}");
+        }
+        // One request held from 0 to 2000 (20,000 windows of 0.1): the areas add up to 2000.
+        let mut w = WindowRecorder::new(1, &[], 0.1, false);
+        w.changed(0, 1, 0.0);
+        let out = windows(w.finish(2000.0));
+        let area: f64 = out.queue.iter().map(|q| q[0]).sum();
+        assert!(out.queue.iter().all(|q| q[0] >= 0.0));
+        assert!((area - 2000.0).abs() < 1e-6, "area {area}");
     }
 
     #[test]
