@@ -152,7 +152,10 @@ impl Point {
                             Information::Board { period, local }
                         }
                     }
-                    _ => Information::Live,
+                    // Validated: an unknown word never reaches a run.
+                    Ok(InfoKind::Live | InfoKind::Global | InfoKind::Local) | Err(_) => {
+                        Information::Live
+                    }
                 },
                 track_levels: false,
                 tuning: p.tuning.clone(),
