@@ -298,6 +298,9 @@ pub struct RepStats {
     pub admission: crate::admission::AdmissionStats,
     /// The per-window series (`run --series`); not merged: each replication keeps its own.
     pub windows: Option<super::Windows>,
+    /// What the request lifecycle counted (SPEC §11; absent from the record without one).
+    #[serde(default, skip_serializing_if = "crate::lifecycle::LifecycleStats::is_empty")]
+    pub lifecycle: crate::lifecycle::LifecycleStats,
 }
 
 impl RepStats {
@@ -378,6 +381,7 @@ impl AddAssign<&RepStats> for RepStats {
         }
         self.stops += r.stops;
         self.admission.merge(&r.admission);
+        self.lifecycle.merge(&r.lifecycle);
     }
 }
 
