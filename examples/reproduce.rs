@@ -14,7 +14,7 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     let start = Instant::now();
-    let total = lbsim::reproduce::replications();
+    let total = lbsim::article::replications();
     let done = AtomicU64::new(0);
     let progress = || {
         let k = done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -22,7 +22,7 @@ fn main() -> ExitCode {
             eprintln!("  {k}/{total} replications, {:.0} s", start.elapsed().as_secs_f64());
         }
     };
-    let files = match lbsim::reproduce::generate(None, &progress) {
+    let files = match lbsim::article::generate(None, &progress) {
         Ok(files) => files,
         Err(e) => {
             eprintln!("error: {e}");

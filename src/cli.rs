@@ -1,9 +1,11 @@
-//! The command line, as clap sees it. Values stay close to the flags here; each command's file in
-//! `experiment` validates them and builds the typed configuration it runs on.
+//! The command line, as clap sees it. The shared options and the run options are typed here by
+//! [`crate::options`]' value parsers; the others stay close to the flags, and each command's file
+//! in `experiment` validates them and builds the typed configuration it runs on.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+use crate::options::{self, Quantiles, Shard, WarmupArg};
 use crate::output::Format;
 use crate::policy::registry::{self, BOARD_POLICIES_HELP, HelpText, LIVE_POLICIES_HELP};
 
@@ -92,18 +94,18 @@ where servers sit on the ring and in the Maglev table; modulo does not depend on
 pub struct Global {
     /// Replications per scenario, 1 to 10^7, and at most 10^7 over all the command's scenarios
     /// (all shards together) [default: 5; 3 for `fixed`, 20 for `subset`]
-    #[arg(long, global = true, allow_hyphen_values = true, value_name = "N")]
-    pub seeds: Option<String>,
+    #[arg(long, global = true, allow_hyphen_values = true, value_name = "N", value_parser = options::seeds)]
+    pub seeds: Option<u64>,
     /// Base seed (integer, 0 to 2^64-1): every random stream is derived from it [default: 1]
-    #[arg(long, global = true, allow_hyphen_values = true, value_name = "S")]
-    pub seed: Option<String>,
+    #[arg(long, global = true, allow_hyphen_values = true, value_name = "S", value_parser = options::seed)]
+    pub seed: Option<u64>,
     /// Output format: an aligned table, CSV with a header line, or one JSON object
     #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Worker threads, 1 to 1024; more than 4 per available core are lowered to that, with a
     /// warning [default: all cores]; the output does not depend on it
-    #[arg(long, global = true, allow_hyphen_values = true, value_name = "N")]
-    pub threads: Option<String>,
+    #[arg(long, global = true, allow_hyphen_values = true, value_name = "N", value_parser = options::threads)]
+    pub threads: Option<usize>,
     /// Write the output to FILE instead of stdout: atomically (a temporary file beside it, then a
     /// rename; on error or interrupt FILE is left as it was; a symbolic link's target is replaced,
     /// keeping its permissions; a read-only file is refused); a device or FIFO is written in place;
@@ -117,8 +119,8 @@ pub struct Global {
     /// Run only shard K of N (0 <= K < N): the tasks (scenario, replication) whose index modulo N
     /// is K, written as raw records (JSON Lines) that `lbsim merge` turns into the whole
     /// command's output [default: the whole command]
-    #[arg(long, global = true, allow_hyphen_values = true, value_name = "K/N")]
-    pub shard: Option<String>,
+    #[arg(long, global = true, allow_hyphen_values = true, value_name = "K/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
     /// Check the command (its options, files and, with --shard, its plan) and exit without
     /// simulating or writing anything: status 0 and its warnings if it would run, else its
     /// one-line error and status 2 (scripts/slurm/submit checks a sweep this way before
@@ -323,29 +325,29 @@ pub struct ScenarioArgs {
 pub struct ScenarioRunArgs {
     /// Measured arrivals per replication, 2 to 10^12 (accepts 1e6 or 1_000_000); a trace measures
     /// at most what it holds after the warm-up [default: the file's run.requests, 1000000]
-    #[arg(long, allow_hyphen_values = true, value_name = "N")]
-    pub requests: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = options::requests)]
+    pub requests: Option<u64>,
     /// Arrivals simulated before measuring starts, 0 to 10^12, or `auto` (MSER-5 on a first pass
     /// of --requests arrivals, as for `homo`) [default: the file's run.warmup, 100000]
-    #[arg(long, allow_hyphen_values = true, value_name = "N|auto")]
-    pub warmup: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "N|auto", value_parser = options::warmup)]
+    pub warmup: Option<WarmupArg>,
     /// Stop a replication when any queue exceeds N requests, 1 to 10^9 [default: the file's
     /// run.queue_guard, 100000]
-    #[arg(long, allow_hyphen_values = true, value_name = "N")]
-    pub queue_guard: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = options::queue_guard)]
+    pub queue_guard: Option<u32>,
     /// Keep doubling a row's --requests until its mean_ci95 <= R x mean and it is steady (R from
     /// 1e-6 to 0.5); needs --seeds >= 2 and arrivals that are not a trace; adds a `requests`
     /// column [default: the file's run.precision, off]
-    #[arg(long, allow_hyphen_values = true, value_name = "R")]
-    pub precision: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "R", value_parser = options::parse_precision)]
+    pub precision: Option<f64>,
     /// With --precision: the most measured arrivals per replication a row may double to
     /// [default: the file's run.max_requests, else 100000000 or --requests if larger]
     #[arg(long, allow_hyphen_values = true, value_name = "N")]
     pub max_requests: Option<String>,
     /// Sojourn percentiles to add as columns after the others, comma-separated, each above 0 and
     /// below 100 (e.g. 75,99.99); p50, p90, p99 and p99.9 are always there [default: none]
-    #[arg(long, allow_hyphen_values = true, value_name = "LIST")]
-    pub quantiles: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", value_parser = options::quantiles)]
+    pub quantiles: Option<Quantiles>,
     /// Compare every policy with POLICY (one of the scenario's policies, as written, e.g.
     /// p2c-pewma:tau=5) at each sweep point: adds mean_vs_base, mean_vs_base_ci95, p99_vs_base,
     /// p99_vs_base_ci95 (relative differences, paired over replications) [default: none]
@@ -359,31 +361,37 @@ pub struct ScenarioRunArgs {
 pub struct RunArgs {
     /// Measured arrivals per replication, 2 to 10^12 (accepts 1e6 or 1_000_000)
     /// [default: 1000000]
-    #[arg(long, allow_hyphen_values = true, value_name = "N")]
-    pub requests: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = options::requests)]
+    pub requests: Option<u64>,
     /// Arrivals simulated before measuring starts, 0 to 10^12, or `auto`: each replication first
     /// runs --requests arrivals from empty, MSER-5 reads where its start-up transient ends, and
     /// the replication is run again measuring --requests arrivals from there (twice the work)
     /// [default: 100000]
-    #[arg(long, allow_hyphen_values = true, value_name = "N|auto")]
-    pub warmup: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "N|auto", value_parser = options::warmup)]
+    pub warmup: Option<WarmupArg>,
     /// Stop a replication when any queue exceeds N requests, 1 to 10^9 (bounds memory on
     /// unstable runs; a stopped row is marked, counted in `stopped`, and a warning goes to stderr)
-    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "100000")]
-    pub queue_guard: String,
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "N",
+        default_value = "100000",
+        value_parser = options::queue_guard
+    )]
+    pub queue_guard: u32,
     /// Keep doubling a row's --requests until its mean_ci95 <= R x mean and it is steady (R
     /// from 1e-6 to 0.5, e.g. 0.01 for +-1%); needs --seeds >= 2; adds a `requests` column
     /// [default: off: --requests as given]
-    #[arg(long, allow_hyphen_values = true, value_name = "R")]
-    pub precision: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "R", value_parser = options::parse_precision)]
+    pub precision: Option<f64>,
     /// With --precision: the most measured arrivals per replication a row may double to, then
     /// it is reported as not meeting the target [default: 100000000, or --requests if larger]
     #[arg(long, allow_hyphen_values = true, value_name = "N")]
     pub max_requests: Option<String>,
     /// Sojourn percentiles to add as columns, comma-separated, each above 0 and below 100 (e.g.
     /// 50,90,99.9 gives p50,p90,p99.9); p99 is always reported [default: none beyond p99]
-    #[arg(long, allow_hyphen_values = true, value_name = "LIST")]
-    pub quantiles: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", value_parser = options::quantiles)]
+    pub quantiles: Option<Quantiles>,
 }
 
 /// The policy the others are compared with (`homo`, `hetero`, `stale`).

@@ -111,6 +111,14 @@ pub enum UsageError {
         /// The servers the farm has.
         servers: usize,
     },
+    /// A `NAME:key=value,...` value refused by its reader (`--limiter`, `--pattern`).
+    #[error("{option}: {}", one_line(&error.to_string()))]
+    Param {
+        /// The option.
+        option: String,
+        /// The key refused (the limiter's or pattern's) and why.
+        error: KeyError,
+    },
     /// A bad scenario file or override.
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
@@ -137,6 +145,41 @@ pub fn conflict(option: &str, rule: impl Into<String>) -> UsageError {
 pub fn too_large(option: impl Into<String>, limit: impl Into<String>) -> UsageError {
     UsageError::TooLarge { option: option.into(), limit: limit.into() }
 }
+
+/// A value refused under a key of a scenario or of a `NAME:key=value,...` option
+/// (`arrivals.load`, `admission.rate`, `policies`): displays as `key: message`, or as the message
+/// alone when it names no key (a distribution's constructor, a list that is not `key=value`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyError {
+    /// The dotted key, or empty when the message names none.
+    pub key: String,
+    /// The value and what is accepted.
+    pub message: String,
+}
+
+impl KeyError {
+    /// `message` about `key`.
+    pub fn new(key: impl Into<String>, message: impl fmt::Display) -> KeyError {
+        KeyError { key: key.into(), message: message.to_string() }
+    }
+
+    /// A message naming no key.
+    pub fn unkeyed(message: impl fmt::Display) -> KeyError {
+        KeyError::new(String::new(), message)
+    }
+}
+
+impl fmt::Display for KeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for KeyError {}
 
 /// A bad scenario: one line naming the file, the line when known, and the key.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -199,6 +242,18 @@ pub enum ScenarioError {
 }
 
 impl ScenarioError {
+    /// A refusal of `key` in `file` as a [`Key`] error, or as a [`File`] error when it names
+    /// no key.
+    ///
+    /// [`Key`]: ScenarioError::Key
+    /// [`File`]: ScenarioError::File
+    pub fn at_key(file: &str, line: Option<usize>, e: KeyError) -> ScenarioError {
+        match e.key.is_empty() {
+            false => ScenarioError::Key { file: file.into(), line, key: e.key, message: e.message },
+            true => ScenarioError::File { file: file.into(), line, message: e.message },
+        }
+    }
+
     /// A message of the form `key: ...` about `file` (as validation gives) as a [`Key`] error,
     /// or as a [`File`] error when it names no key.
     ///
@@ -250,6 +305,13 @@ mod tests {
                 "--servers",
             ),
             (UsageError::Other(s("unexpected argument '--x'\nmore")), "--x"),
+            (
+                UsageError::Param {
+                    option: s("--pattern"),
+                    error: KeyError::new("poisson", "rate = 'x\ny' is not a number > 0"),
+                },
+                "--pattern: poisson: rate",
+            ),
             (scenario(ScenarioError::Read { file: s("a\n.toml"), reason: s("gone") }), "a"),
             (
                 scenario(ScenarioError::Key {

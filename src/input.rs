@@ -31,12 +31,35 @@ pub fn size(bytes: usize) -> String {
     }
 }
 
+/// Why a file was not read; displays as the words after the file's name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    /// The system's reason (`No such file or directory (os error 2)`).
+    #[error("{0}")]
+    System(String),
+    /// Not a regular file: what it is (`a directory`, `a FIFO`).
+    #[error("is {0}, not a regular file")]
+    NotRegular(&'static str),
+    /// More bytes than the limit.
+    #[error("is larger than {}", size(*.0))]
+    TooLarge(usize),
+    /// Not UTF-8.
+    #[error("is not UTF-8 text")]
+    NotText,
+}
+
+impl From<io::Error> for InputError {
+    fn from(e: io::Error) -> Self {
+        InputError::System(e.to_string())
+    }
+}
+
 /// `Ok` when `path` is a regular file or a link to one; else what it is, in words
 /// (`is a directory`, `is a character device`, `is a FIFO`), or the system's reason it cannot be
 /// looked at (`No such file or directory (os error 2)`).
-pub fn regular(path: &Path) -> Result<(), String> {
+pub fn regular(path: &Path) -> Result<(), InputError> {
     use std::os::unix::fs::FileTypeExt;
-    let kind = std::fs::metadata(path).map_err(|e| e.to_string())?.file_type();
+    let kind = std::fs::metadata(path)?.file_type();
     let what = if kind.is_file() {
         return Ok(());
     } else if kind.is_dir() {
@@ -52,23 +75,23 @@ pub fn regular(path: &Path) -> Result<(), String> {
     } else {
         "not a regular file"
     };
-    Err(format!("is {what}, not a regular file"))
+    Err(InputError::NotRegular(what))
 }
 
 /// Opens `path` for reading if it is a regular file (see [`regular`]).
-pub fn open_regular(path: &Path) -> Result<File, String> {
+pub fn open_regular(path: &Path) -> Result<File, InputError> {
     regular(path)?;
-    File::open(path).map_err(|e| e.to_string())
+    Ok(File::open(path)?)
 }
 
 /// Reads all of `reader` as UTF-8 text of at most `max` bytes.
-pub fn read_text(reader: impl Read, max: usize) -> Result<String, String> {
+pub fn read_text(reader: impl Read, max: usize) -> Result<String, InputError> {
     let mut bytes = Vec::new();
-    reader.take(max as u64 + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    reader.take(max as u64 + 1).read_to_end(&mut bytes)?;
     if bytes.len() > max {
-        return Err(format!("is larger than {}", size(max)));
+        return Err(InputError::TooLarge(max));
     }
-    String::from_utf8(bytes).map_err(|_| "is not UTF-8 text".to_string())
+    String::from_utf8(bytes).map_err(|_| InputError::NotText)
 }
 
 /// A reader that fails (`InvalidData`) as soon as a line grows longer than its limit, so that
@@ -153,15 +176,23 @@ mod tests {
 
     #[test]
     fn endless_text_is_refused_at_its_size() {
-        assert_eq!(read_text(Endless(b'a'), 1 << 20).unwrap_err(), "is larger than 1 MiB");
+        let e = read_text(Endless(b'a'), 1 << 20).unwrap_err();
+        assert_eq!(
+            (e.to_string().as_str(), e),
+            ("is larger than 1 MiB", InputError::TooLarge(1 << 20))
+        );
         assert_eq!(read_text(&b"x = 1\n"[..], 6).unwrap(), "x = 1\n");
-        assert_eq!(read_text(&[0xff, 0xfe][..], 6).unwrap_err(), "is not UTF-8 text");
+        let e = read_text(&[0xff, 0xfe][..], 6).unwrap_err();
+        assert_eq!((e.to_string().as_str(), e), ("is not UTF-8 text", InputError::NotText));
     }
 
     #[test]
     fn what_is_not_a_regular_file_is_said() {
         let dir = std::env::temp_dir();
-        assert_eq!(regular(&dir).unwrap_err(), "is a directory, not a regular file");
-        assert!(regular(&dir.join("lbsim-no-such-file")).unwrap_err().contains("No such file"));
+        let e = regular(&dir).unwrap_err();
+        assert_eq!(e, InputError::NotRegular("a directory"));
+        assert_eq!(e.to_string(), "is a directory, not a regular file");
+        let e = regular(&dir.join("lbsim-no-such-file")).unwrap_err().to_string();
+        assert!(e.contains("No such file"), "{e}");
     }
 }

@@ -18,13 +18,15 @@
 //! - [`theory`]: the closed forms results are checked against.
 //!
 //! Data flow: `cli` → [`experiment::Config::from_cli`] (each command validates its own options,
-//! [`experiment::Command::config`]) → `experiment::<command>::run` → typed rows
+//! [`experiment::Command::config`]) → the command's plan of tasks, executed and merged
+//! ([`experiment::Planned`]), or its own run ([`experiment::Direct`]) → typed rows
 //! ([`experiment::Rows`]) → a [`output::Report`] of cells for the exporters; the figures and the
-//! article's checks ([`reproduce`]) read the typed rows.
+//! article's checks ([`article`]) read the typed rows.
 
 #![warn(missing_docs)]
 
 pub mod admission;
+pub mod article;
 pub mod cli;
 pub mod count;
 pub mod engine;
@@ -40,7 +42,6 @@ pub mod named;
 pub mod options;
 pub mod output;
 pub mod policy;
-pub mod reproduce;
 pub mod rng;
 pub mod scenario;
 pub mod shard;

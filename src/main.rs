@@ -121,7 +121,7 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_IO);
         }
     };
-    // The series goes to its own file, moved there rather than copied.
+    // The series goes to its own file, written from the rows' tapes line by line.
     let series_csv = results.report.series.take();
     let report = &results.report;
     progress.finish();
@@ -139,8 +139,8 @@ fn main() -> ExitCode {
         outputs.push(("figure", plot, Body::Bytes(svg.into_bytes())));
     }
     if let Some(series) = series {
-        let csv = series_csv.unwrap_or_default();
-        outputs.push(("series", series, Body::Bytes(csv.into_bytes())));
+        let body = series_csv.map_or_else(|| Body::Bytes(Vec::new()), Body::Series);
+        outputs.push(("series", series, body));
     }
     write_all(outputs)
 }
@@ -158,6 +158,7 @@ fn write_all(mut outputs: Vec<(&str, Destination, Body)>) -> ExitCode {
         let written = match body {
             Body::Bytes(bytes) => d.write(bytes),
             Body::Spool(spool) => d.write_spool(spool),
+            Body::Series(csv) => d.write_from(|out| csv.write(out)),
         };
         match written {
             Ok(()) => {}
@@ -178,10 +179,11 @@ fn write_all(mut outputs: Vec<(&str, Destination, Body)>) -> ExitCode {
     }
 }
 
-/// What an output holds: bytes, or a spool of raw records.
+/// What an output holds: bytes, a spool of raw records, or the series written from its tapes.
 enum Body {
     Bytes(Vec<u8>),
     Spool(Spool),
+    Series(lbsim::output::series::SeriesCsv),
 }
 
 /// Runs the job; a shard writes its raw records into `spool`, returned with the results.
@@ -222,6 +224,11 @@ fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::from(EXIT_USAGE)
         }
         _ => {
+            // A value its parser refused: lbsim's one line, as for any other usage error.
+            if let Some(refused) = lbsim::options::refused(&e) {
+                say(&format!("error: {refused}"));
+                return ExitCode::from(EXIT_USAGE);
+            }
             // Clap's whole message: every missing argument, the accepted values and its
             // suggestions ("tip: a similar argument exists"), then the usage line.
             say(e.render().to_string().trim_end());

@@ -1,6 +1,11 @@
 //! The option parsers every command shares: counts, floats, lists, loads, rates, server counts,
 //! policy lists, `--precision` and `--quantiles`. Each refuses a bad value with one line that
 //! names the option and says what is accepted.
+//!
+//! The value parsers of the command line (`seeds`, `seed`, `threads`, `shard`, and the run
+//! options `requests`, `warmup`, `queue_guard`, `precision`, `quantiles`) give clap typed values;
+//! a value they refuse is reported with the same one line as any other usage error
+//! ([`refused`]).
 
 use serde::Serialize;
 
@@ -165,9 +170,145 @@ pub fn policies(option: &str, s: &str, info: Info) -> Result<Vec<PolicyKind>, Us
     })
 }
 
+/// The usage error of a command line that a value parser refused, if that is why clap failed.
+pub fn refused(e: &clap::Error) -> Option<&UsageError> {
+    use std::error::Error;
+    match e.kind() {
+        clap::error::ErrorKind::ValueValidation => e.source()?.downcast_ref::<UsageError>(),
+        _ => None,
+    }
+}
+
+/// `--seeds N`: replications per scenario, 1 to [`limits::REPLICATIONS`].
+pub fn seeds(s: &str) -> Result<u64, UsageError> {
+    parse_count("--seeds", s, 1, limits::REPLICATIONS)
+}
+
+/// `--seed S`: the base seed, any `u64`.
+pub fn seed(s: &str) -> Result<u64, UsageError> {
+    parse_count("--seed", s, 0, u64::MAX)
+}
+
+/// `--threads N`: worker threads asked for, 1 to [`limits::THREADS`].
+pub fn threads(s: &str) -> Result<usize, UsageError> {
+    Ok(parse_count("--threads", s, 1, limits::THREADS)? as usize)
+}
+
+/// `--requests N`: measured arrivals per replication, 2 to [`limits::ARRIVALS`].
+pub fn requests(s: &str) -> Result<u64, UsageError> {
+    parse_count("--requests", s, 2, limits::ARRIVALS)
+}
+
+/// `--warmup N|auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarmupArg {
+    /// This many arrivals before measuring.
+    Arrivals(u64),
+    /// Where MSER-5 puts the end of each replication's transient.
+    Auto,
+}
+
+/// `--warmup N|auto`: 0 to [`limits::ARRIVALS`] arrivals, or `auto`.
+pub fn warmup(s: &str) -> Result<WarmupArg, UsageError> {
+    match s.trim() {
+        "auto" => Ok(WarmupArg::Auto),
+        t => Ok(WarmupArg::Arrivals(parse_count("--warmup", t, 0, limits::ARRIVALS)?)),
+    }
+}
+
+/// `--queue-guard N`: 1 to [`limits::QUEUE_GUARD`].
+pub fn queue_guard(s: &str) -> Result<u32, UsageError> {
+    Ok(parse_count("--queue-guard", s, 1, limits::QUEUE_GUARD)? as u32)
+}
+
+/// `--quantiles LIST`: the percentiles asked for, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Quantiles(pub Vec<Quantile>);
+
+impl Quantiles {
+    /// Those asked for, less the columns a command always prints (`always`).
+    pub fn beyond(&self, always: &[&str]) -> Vec<Quantile> {
+        self.0.iter().filter(|q| !always.contains(&q.column.as_str())).cloned().collect()
+    }
+}
+
+/// `--quantiles LIST`: every percentile asked for (a command leaves out those it always prints:
+/// [`Quantiles::beyond`]).
+pub fn quantiles(s: &str) -> Result<Quantiles, UsageError> {
+    parse_quantiles(s, &[]).map(Quantiles)
+}
+
+/// Shard `index` of a split into `count` (`--shard index/count`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// `K`: this shard runs the tasks whose index modulo `count` is `index`.
+    pub index: u64,
+    /// `N`: the number of shards.
+    pub count: u64,
+}
+
+/// Most shards a command may be split into.
+pub const MAX_SHARDS: u64 = 1_000_000;
+
+impl Shard {
+    /// Parses `K/N` with `0 <= K < N <= MAX_SHARDS`.
+    pub fn parse(s: &str) -> Result<Shard, UsageError> {
+        let bad = || UsageError::InvalidValue {
+            option: "--shard".into(),
+            value: s.into(),
+            accepted: format!(
+                "expected K/N with 0 <= K < N <= {MAX_SHARDS} (shard K of N, counted from 0)"
+            ),
+        };
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let number = |x: &str| {
+            if x.is_empty() || !x.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            x.parse::<u64>().map_err(|_| bad())
+        };
+        let (index, count) = (number(k)?, number(n)?);
+        if count == 0 || count > MAX_SHARDS || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// The task indices of this shard among `tasks`, in increasing order.
+    pub fn tasks(self, tasks: u64) -> impl Iterator<Item = u64> {
+        (self.index..tasks).step_by(self.count as usize)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refused_values_keep_their_one_line() {
+        use clap::Parser;
+        #[derive(Debug, Parser)]
+        struct T {
+            #[arg(long, allow_hyphen_values = true, value_parser = seeds)]
+            seeds: Option<u64>,
+            #[arg(long, allow_hyphen_values = true, value_parser = warmup)]
+            warmup: Option<WarmupArg>,
+        }
+        let t = T::try_parse_from(["t", "--seeds", "1e3", "--warmup", " auto"]).unwrap();
+        assert_eq!((t.seeds, t.warmup), (Some(1000), Some(WarmupArg::Auto)));
+        let e = T::try_parse_from(["t", "--seeds", "0"]).unwrap_err();
+        assert_eq!(
+            refused(&e).map(ToString::to_string).as_deref(),
+            Some("invalid value '0' for --seeds: expected an integer from 1 to 10000000")
+        );
+        let e = T::try_parse_from(["t", "--warmup", "-1"]).unwrap_err();
+        assert_eq!(
+            refused(&e),
+            Some(&bad("--warmup", "-1", "expected an integer from 0 to 1000000000000"))
+        );
+        let e = T::try_parse_from(["t", "--bogus"]).unwrap_err();
+        assert_eq!(refused(&e), None, "clap's own errors stay clap's");
+    }
 
     #[test]
     fn counts_accept_separators_and_exponents() {

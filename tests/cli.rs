@@ -135,3 +135,66 @@ fn out_file_is_written_and_matches_stdout() {
     assert_eq!(leftovers, 1, "no temporary file left behind");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn values_typed_by_the_parser_are_refused_with_lbsims_own_line() {
+    for (args, line) in [
+        (
+            &["homo", "--seeds", "0"][..],
+            "invalid value '0' for --seeds: expected an integer from 1 to 10000000",
+        ),
+        (
+            &["--seed", "-1", "bins"],
+            "invalid value '-1' for --seed: expected an integer from 0 to 18446744073709551615",
+        ),
+        (
+            &["homo", "--threads", "0"],
+            "invalid value '0' for --threads: expected an integer from 1 to 1024",
+        ),
+        (
+            &["homo", "--shard", "2/2"],
+            "invalid value '2/2' for --shard: expected K/N with 0 <= K < N <= 1000000 (shard K of N, counted from 0)",
+        ),
+        (
+            &["fixed", "--requests", "1.5e0"],
+            "invalid value '1.5e0' for --requests: expected an integer from 2 to 1000000000000",
+        ),
+        (
+            &["stale", "--warmup", " 12x"],
+            "invalid value '12x' for --warmup: expected an integer from 0 to 1000000000000",
+        ),
+        (
+            &["homo", "--queue-guard", "1e10"],
+            "invalid value '1e10' for --queue-guard: expected an integer from 1 to 1000000000",
+        ),
+        (
+            &["hetero", "--precision", "nan"],
+            "invalid value 'nan' for --precision: expected a relative half-width R with 1e-6 <= R <= 0.5 (0.01 = +-1%)",
+        ),
+        (&["homo", "--quantiles", "50,50"], "--quantiles lists '50' twice"),
+        (&["homo", "--quantiles", ""], "--quantiles needs at least one value"),
+    ] {
+        let out = lbsim(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), format!("error: {line}\n"), "{args:?}");
+    }
+}
+
+#[test]
+fn the_shared_and_run_options_arrive_typed() {
+    let argv = ["lbsim", "homo", "--seeds", "1e3", "--seed", "1_000", "--threads", "3"];
+    let more =
+        ["--shard", "1/4", "--requests", "2.5e3", "--warmup", "auto", "--quantiles", "50,99"];
+    let cli = Cli::try_parse_from(argv.iter().chain(&more)).unwrap();
+    let g = &cli.global;
+    assert_eq!((g.seeds, g.seed, g.threads), (Some(1000), Some(1000), Some(3)));
+    assert_eq!(g.shard, Some(lbsim::options::Shard { index: 1, count: 4 }));
+    let lbsim::cli::Command::Homo(a) = &cli.command else { panic!("homo") };
+    assert_eq!(a.run.requests, Some(2500));
+    assert_eq!(a.run.warmup, Some(lbsim::options::WarmupArg::Auto));
+    assert_eq!(a.run.queue_guard, 100_000);
+    let columns: Vec<&str> =
+        a.run.quantiles.as_ref().unwrap().0.iter().map(|q| q.column.as_str()).collect();
+    assert_eq!(columns, ["p50", "p99"]);
+}

@@ -148,6 +148,7 @@ fn simulate_p2c(farm: &Farm, arrival_rate: f64, info: Information) -> RepStats {
         queue_guard: u32::MAX,
         series: None,
         series_groups: Vec::new(),
+        series_spool: false,
     };
     let policy = PnC::<2>::new(farm.rates.len());
     let mut gaps = PoissonGaps(arrival_rate);

@@ -246,6 +246,7 @@ fn paced_mean<P: Policy + Clone>(policy: P, rate: f64) -> (f64, f64) {
         queue_guard: u32::MAX,
         series: None,
         series_groups: Vec::new(),
+        series_spool: false,
     };
     let means: Vec<f64> = (0..8)
         .map(|seed| {

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use lbsim::reproduce::{Artifact, COMMANDS, Ran, first_differences, summary};
+use lbsim::article::{Artifact, COMMANDS, Ran, first_differences, summary};
 
 /// Each reproduced command, run once for the whole test binary: the per-artefact tests and the
 /// summary's test share them, so the suite runs every command once, in parallel.

@@ -25,6 +25,8 @@ use std::collections::VecDeque;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
+use crate::error::KeyError;
+use crate::named::{Name, Named};
 use crate::output::table::format_number;
 use crate::rng::SimRng;
 
@@ -47,13 +49,51 @@ pub const KINDS: [&str; 7] = [
     "adaptive",
 ];
 
+/// A limiter by its name (one of [`KINDS`], in that order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimiterName {
+    /// `token-bucket`.
+    TokenBucket,
+    /// `leaky-bucket`.
+    LeakyBucket,
+    /// `gcra`.
+    Gcra,
+    /// `fixed-window`.
+    FixedWindow,
+    /// `sliding-log`.
+    SlidingLog,
+    /// `sliding-window`.
+    SlidingWindow,
+    /// `adaptive`.
+    Adaptive,
+}
+
+impl LimiterName {
+    /// Every limiter, in the order of [`KINDS`].
+    pub const ALL: [LimiterName; 7] = {
+        use LimiterName::*;
+        [TokenBucket, LeakyBucket, Gcra, FixedWindow, SlidingLog, SlidingWindow, Adaptive]
+    };
+}
+
+impl Name for LimiterName {
+    fn parse(s: &str) -> Option<Self> {
+        KINDS.iter().position(|k| *k == s).map(|i| LimiterName::ALL[i])
+    }
+
+    fn name(self) -> &'static str {
+        KINDS[self as usize]
+    }
+}
+
 /// `[admission]` as written: every key optional but `kind`; [`AdmissionSpec::resolve`] checks
 /// which apply and fills in the defaults.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AdmissionSpec {
-    /// One of [`KINDS`].
-    pub kind: String,
+    /// The limiter: one of [`KINDS`], or a word naming none (refused by
+    /// [`AdmissionSpec::resolve`]).
+    pub kind: Named<LimiterName>,
     /// Requests per time unit (token-bucket, leaky-bucket, gcra).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
@@ -174,30 +214,36 @@ pub struct Admission {
     pub period: f64,
 }
 
-fn positive(key: &str, v: Option<f64>, default: Option<f64>) -> Result<f64, String> {
+/// `message` about `admission.KEY`.
+fn refused(key: &str, message: impl std::fmt::Display) -> KeyError {
+    KeyError::new(format!("admission.{key}"), message)
+}
+
+fn positive(key: &str, v: Option<f64>, default: Option<f64>) -> Result<f64, KeyError> {
     match v.or(default) {
         Some(x) if x.is_finite() && x > 0.0 => Ok(x),
-        Some(x) => Err(format!("admission.{key}: expected a number > 0, got {}", format_number(x))),
-        None => Err(format!("admission.{key}: missing (the limiter needs it)")),
+        Some(x) => Err(refused(key, format!("expected a number > 0, got {}", format_number(x)))),
+        None => Err(refused(key, "missing (the limiter needs it)")),
     }
 }
 
-fn non_negative(key: &str, v: Option<f64>, default: f64) -> Result<f64, String> {
+fn non_negative(key: &str, v: Option<f64>, default: f64) -> Result<f64, KeyError> {
     match v.unwrap_or(default) {
         x if x.is_finite() && x >= 0.0 => Ok(x),
-        x => Err(format!("admission.{key}: expected a number >= 0, got {}", format_number(x))),
+        x => Err(refused(key, format!("expected a number >= 0, got {}", format_number(x)))),
     }
 }
 
 impl AdmissionSpec {
     /// Reads `NAME` or `NAME:key=value,key=value` (`--admission`, `lbsim limit --limiter`).
-    pub fn parse(text: &str) -> Result<AdmissionSpec, String> {
+    pub fn parse(text: &str) -> Result<AdmissionSpec, KeyError> {
+        let whole = |message: String| KeyError::new("admission", message);
         let (name, params) = text.split_once(':').unwrap_or((text, ""));
         let mut table = toml::Table::new();
         table.insert("kind".into(), toml::Value::String(name.trim().into()));
         for kv in params.split(',').filter(|s| !s.trim().is_empty()) {
             let (key, value) =
-                kv.split_once('=').ok_or_else(|| format!("admission: '{kv}' is not key=value"))?;
+                kv.split_once('=').ok_or_else(|| whole(format!("'{kv}' is not key=value")))?;
             let value = value.trim();
             let parsed = format!("v = {value}")
                 .parse::<toml::Table>()
@@ -206,20 +252,20 @@ impl AdmissionSpec {
                 .unwrap_or_else(|| toml::Value::String(value.into()));
             if let Some(first) = table.insert(key.trim().into(), parsed) {
                 let key = key.trim();
-                return Err(format!(
-                    "admission: parameter '{key}' is given twice ({key}={first} and {key}={value})"
-                ));
+                return Err(whole(format!(
+                    "parameter '{key}' is given twice ({key}={first} and {key}={value})"
+                )));
             }
         }
-        table.try_into().map_err(|e: toml::de::Error| format!("admission: {}", e.message().trim()))
+        table.try_into().map_err(|e: toml::de::Error| whole(e.message().trim().to_string()))
     }
 
     /// Checks the keys against the kind and fills in the defaults.
-    pub fn resolve(&self) -> Result<Admission, String> {
+    pub fn resolve(&self) -> Result<Admission, KeyError> {
         let kind = self.kind()?;
         let instances = self.instances.unwrap_or(1);
         if !(1..=10_000).contains(&instances) {
-            return Err(format!("admission.instances: expected 1 to 10000, got {instances}"));
+            return Err(refused("instances", format!("expected 1 to 10000, got {instances}")));
         }
         let split = self.split(instances)?;
         let window = match kind {
@@ -233,11 +279,16 @@ impl AdmissionSpec {
     }
 
     /// The limiter of `kind`, with its own keys checked and the others refused.
-    fn kind(&self) -> Result<Kind, String> {
-        let unused = |keys: &[(&str, bool)]| -> Result<(), String> {
+    fn kind(&self) -> Result<Kind, KeyError> {
+        use LimiterName as L;
+        let name = self.kind.get().map_err(|other| {
+            let expected = KINDS.join(", ");
+            refused("kind", format!("'{other}' is not a limiter; expected one of {expected}"))
+        })?;
+        let unused = |keys: &[(&str, bool)]| -> Result<(), KeyError> {
             match keys.iter().find(|(_, given)| *given) {
                 Some((key, _)) => {
-                    Err(format!("admission.{key}: does not apply to kind = \"{}\"", self.kind))
+                    Err(refused(key, format!("does not apply to kind = \"{}\"", name.name())))
                 }
                 None => Ok(()),
             }
@@ -256,31 +307,29 @@ impl AdmissionSpec {
         ];
         let limit = || match self.limit {
             Some(l) if l >= 1 => Ok(l),
-            Some(l) => Err(format!("admission.limit: expected an integer >= 1, got {l}")),
-            None => Err("admission.limit: missing (the limiter needs it)".to_string()),
+            Some(l) => Err(refused("limit", format!("expected an integer >= 1, got {l}"))),
+            None => Err(refused("limit", "missing (the limiter needs it)")),
         };
-        Ok(match self.kind.as_str() {
-            "token-bucket" | "gcra" | "leaky-bucket" => {
+        Ok(match name {
+            L::TokenBucket | L::Gcra | L::LeakyBucket => {
                 unused(&rate_keys)?;
-                if self.window.is_some() {
-                    return Err(format!(
-                        "admission.window: does not apply to kind = \"{}\"",
-                        self.kind
-                    ));
-                }
+                unused(&[("window", self.window.is_some())])?;
                 let rate = positive("rate", self.rate, None)?;
-                match self.kind.as_str() {
-                    "token-bucket" => {
+                match name {
+                    L::TokenBucket => {
                         unused(&[("nodelay", self.nodelay.is_some())])?;
                         let burst = non_negative("burst", self.burst, 1.0)?;
                         if burst < 1.0 {
-                            return Err(format!(
-                                "admission.burst: a token bucket needs a capacity >= 1 (one token per request), got {burst}"
+                            return Err(refused(
+                                "burst",
+                                format!(
+                                    "a token bucket needs a capacity >= 1 (one token per request), got {burst}"
+                                ),
                             ));
                         }
                         Kind::TokenBucket { rate, burst }
                     }
-                    "gcra" => {
+                    L::Gcra => {
                         unused(&[("nodelay", self.nodelay.is_some())])?;
                         Kind::Gcra { rate, burst: non_negative("burst", self.burst, 0.0)? }
                     }
@@ -291,16 +340,16 @@ impl AdmissionSpec {
                     },
                 }
             }
-            "fixed-window" | "sliding-log" | "sliding-window" => {
+            L::FixedWindow | L::SlidingLog | L::SlidingWindow => {
                 unused(&window_keys)?;
                 let (limit, window) = (limit()?, positive("window", self.window, Some(1.0))?);
-                match self.kind.as_str() {
-                    "fixed-window" => Kind::FixedWindow { limit, window },
-                    "sliding-log" => Kind::SlidingLog { limit, window },
+                match name {
+                    L::FixedWindow => Kind::FixedWindow { limit, window },
+                    L::SlidingLog => Kind::SlidingLog { limit, window },
                     _ => Kind::SlidingWindow { limit, window },
                 }
             }
-            "adaptive" => {
+            L::Adaptive => {
                 unused(&[
                     ("rate", self.rate.is_some()),
                     ("burst", self.burst.is_some()),
@@ -311,38 +360,33 @@ impl AdmissionSpec {
                 let window = positive("window", self.window, Some(120.0))?;
                 let queue_limit = self.queue_limit.unwrap_or(10);
                 if queue_limit == 0 {
-                    return Err("admission.queue_limit: expected an integer >= 1, got 0".into());
+                    return Err(refused("queue_limit", "expected an integer >= 1, got 0"));
                 }
                 Kind::Adaptive { k, window, queue_limit }
-            }
-            other => {
-                return Err(format!(
-                    "admission.kind: '{other}' is not a limiter; expected one of {}",
-                    KINDS.join(", ")
-                ));
             }
         })
     }
 
     /// How the rate is split over `instances`.
-    fn split(&self, instances: u32) -> Result<Split, String> {
+    fn split(&self, instances: u32) -> Result<Split, KeyError> {
         Ok(match self.split.as_deref().unwrap_or("uniform") {
             "uniform" => {
                 if self.skew.is_some() {
-                    return Err("admission.skew: applies to split = \"skewed\"".into());
+                    return Err(refused("skew", "applies to split = \"skewed\""));
                 }
                 Split::Uniform
             }
             "skewed" => match self.skew.unwrap_or(0.5) {
                 s if (0.0..=1.0).contains(&s) && instances > 1 => Split::Skewed(s),
                 s if (0.0..=1.0).contains(&s) => {
-                    return Err("admission.split: \"skewed\" needs instances >= 2".into());
+                    return Err(refused("split", "\"skewed\" needs instances >= 2"));
                 }
-                s => return Err(format!("admission.skew: expected 0 to 1, got {s}")),
+                s => return Err(refused("skew", format!("expected 0 to 1, got {s}"))),
             },
             other => {
-                return Err(format!(
-                    "admission.split: '{other}': expected \"uniform\" or \"skewed\""
+                return Err(refused(
+                    "split",
+                    format!("'{other}': expected \"uniform\" or \"skewed\""),
                 ));
             }
         })
@@ -587,13 +631,50 @@ mod tests {
             a.resolve().unwrap().kind,
             Kind::LeakyBucket { rate: 10.0, burst: 20.0, nodelay: true }
         );
-        let err = |s: &str| AdmissionSpec::parse(s).and_then(|a| a.resolve()).unwrap_err();
+        let err =
+            |s: &str| AdmissionSpec::parse(s).and_then(|a| a.resolve()).unwrap_err().to_string();
         assert!(err("token-bucket:rate=1,limit=3").contains("admission.limit"));
         assert!(err("fixed-window:limit=0").contains("admission.limit"));
         assert!(err("gcra").contains("admission.rate: missing"));
         assert!(err("bucket:rate=1").contains("not a limiter"));
         assert!(err("gcra:rate=1,colour=3").contains("colour"));
         assert!(err("gcra:rate=1,split=skewed").contains("instances >= 2"));
+    }
+
+    #[test]
+    fn limiter_names_read_and_write_as_written() {
+        for (i, name) in LimiterName::ALL.into_iter().enumerate() {
+            assert_eq!(name.name(), KINDS[i]);
+            assert_eq!(LimiterName::parse(KINDS[i]), Some(name));
+        }
+        let spec = AdmissionSpec::parse("gcra:rate=2").unwrap();
+        assert_eq!(spec.kind, Named::Is(LimiterName::Gcra));
+        let toml = toml::to_string(&spec).unwrap();
+        assert!(toml.starts_with("kind = \"gcra\"\n"), "{toml}");
+        let spec = AdmissionSpec::parse("Gcra:rate=2").unwrap();
+        assert_eq!(spec.kind, Named::Other("Gcra".into()));
+        let e = spec.resolve().unwrap_err();
+        assert_eq!(e.key, "admission.kind");
+        assert!(e.message.starts_with("'Gcra' is not a limiter; expected one of token-bucket, "));
+    }
+
+    #[test]
+    fn refusals_carry_their_key() {
+        let err = |s: &str| AdmissionSpec::parse(s).and_then(|a| a.resolve()).unwrap_err();
+        for (text, key, message) in [
+            ("gcra", "admission.rate", "missing (the limiter needs it)"),
+            ("gcra:rate=1,split=skewed", "admission.split", "\"skewed\" needs instances >= 2"),
+            ("gcra:rate", "admission", "'rate' is not key=value"),
+            (
+                "gcra:rate=1,rate=2",
+                "admission",
+                "parameter 'rate' is given twice (rate=1 and rate=2)",
+            ),
+        ] {
+            let e = err(text);
+            assert_eq!((e.key.as_str(), e.message.as_str()), (key, message), "{text}");
+            assert_eq!(e.to_string(), format!("{key}: {message}"));
+        }
     }
 
     #[test]

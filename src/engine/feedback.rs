@@ -29,7 +29,10 @@
 //! so the per-window counts add up to the run's totals.
 
 pub use crate::signal::{ProbeReply, Report, Response};
-pub use crate::stats::{Buckets, Windows};
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::stats::tape::TapeWriter;
+pub use crate::stats::{Buckets, SpooledWindows, Window, Windows};
 
 /// Completions a server remembers for its latency estimate.
 pub const RECENT: usize = 16;
@@ -183,81 +186,160 @@ pub fn bucket_quantile(counts: &[u64], q: f64) -> f64 {
     bucket_upper(counts.len() - 1)
 }
 
-/// Windows whose latency histograms stay dense after a later window opened: a request is
-/// counted in the window it arrived in, when it leaves, mostly a few windows later. Older ones are
-/// kept as [`Buckets`]; a request later still is added to those.
-const DENSE: usize = 4;
+/// Windows a window stays open after it ends: it is closed (written to its tape, or kept as
+/// [`Buckets`]) once `OPEN_AFTER` more have ended. A request is counted in the window it arrived
+/// in, when it leaves, mostly within a few windows; one later still is added aside ([`Sink`]).
+const OPEN_AFTER: usize = 4;
 
-/// Builds [`Windows`] during a replication.
+/// A window not closed yet: its histogram dense (empty until a sojourn is counted).
 #[derive(Debug, Clone)]
+struct Open {
+    picks: Vec<u64>,
+    queue: Vec<f64>,
+    dense: Vec<u64>,
+}
+
+/// Where closed windows go.
+#[derive(Debug)]
+enum Sink {
+    /// Kept, all of them (a shard's records carry them).
+    Memory(Windows),
+    /// Written to a tape as they close (or the first error writing it); the sojourns counted
+    /// after their window was written, per window.
+    Tape(Result<TapeWriter, std::io::Error>, BTreeMap<usize, Buckets>),
+}
+
+/// What a replication's window recorder gives at the end.
+#[derive(Debug)]
+pub(super) enum Recorded {
+    /// Every window.
+    Memory(Windows),
+    /// The windows on a tape.
+    Spooled(SpooledWindows),
+}
+
+/// Builds a replication's series: the windows still open in memory, the closed ones in its
+/// [`Sink`]. A window closes once time has passed [`OPEN_AFTER`] windows beyond its end: every busy
+/// server's queue is integrated up to its end first, the term the next change of the server's
+/// queue would have added to it, so the areas are the same bits whenever windows close.
+#[derive(Debug)]
 pub(super) struct WindowRecorder {
-    out: Windows,
+    width: f64,
     n: usize,
     /// Each server's group.
     group_of: Vec<u32>,
     groups: usize,
-    /// Per server: its queue length and since when.
+    /// Per server: its queue length and since when (integrated up to then).
     len: Vec<(u32, f64)>,
-    /// The dense latency histograms of windows `open..`, oldest first.
-    dense: std::collections::VecDeque<Vec<u64>>,
-    open: usize,
+    /// Windows `base..`, oldest first.
+    open: VecDeque<Open>,
+    base: usize,
+    sink: Sink,
 }
 
 impl WindowRecorder {
     /// Windows `width` wide on `n` servers in groups of `groups` servers (in order; none or not
-    /// adding up to `n`: one group of all).
-    pub(super) fn new(n: usize, groups: &[u32], width: f64) -> Self {
+    /// adding up to `n`: one group of all); `spool` writes them to a tape as they close.
+    pub(super) fn new(n: usize, groups: &[u32], width: f64, spool: bool) -> Self {
         let group_of: Vec<u32> = if groups.iter().map(|&c| c as usize).sum::<usize>() == n {
             (groups.iter().enumerate()).flat_map(|(g, &c)| vec![g as u32; c as usize]).collect()
         } else {
             vec![0; n]
         };
         let groups = group_of.iter().max().map_or(1, |&g| g as usize + 1);
+        let sink = if spool {
+            Sink::Tape(TapeWriter::new(), BTreeMap::new())
+        } else {
+            Sink::Memory(Windows { width, ..Windows::default() })
+        };
         WindowRecorder {
-            out: Windows { width, ..Windows::default() },
+            width,
             n,
             group_of,
             groups,
             len: vec![(0, 0.0); n],
-            dense: std::collections::VecDeque::new(),
-            open: 0,
+            open: VecDeque::new(),
+            base: 0,
+            sink,
         }
     }
 
+    /// The window holding time `t`, opened (with those before it) if it is not yet: the one
+    /// whose end, `(w + 1) * width` as the recorder computes it, lies past `t`. (`t / width`
+    /// alone can round below an edge that `t` has reached, e.g. `t = 3 * 0.1`: integrating from
+    /// that edge would then never move on.)
     fn window(&mut self, t: f64) -> usize {
-        let w = (t / self.out.width) as usize;
-        while self.out.picks.len() <= w {
-            self.out.picks.push(vec![0; self.groups]);
-            self.out.queue.push(vec![0.0; self.n]);
-            self.out.latency.push(Buckets::default());
-            self.dense.push_back(Vec::new());
-            if self.dense.len() > DENSE {
-                self.close();
-            }
+        let mut w = (t / self.width) as usize;
+        if ((w + 1) as f64) * self.width <= t {
+            w += 1;
+        }
+        while self.base + self.open.len() <= w {
+            let (groups, n) = (self.groups, self.n);
+            self.open.push_back(Open {
+                picks: vec![0; groups],
+                queue: vec![0.0; n],
+                dense: Vec::new(),
+            });
         }
         w
     }
 
-    /// Keeps the oldest dense histogram as buckets.
+    /// Open window `w`.
+    fn at(&mut self, w: usize) -> &mut Open {
+        debug_assert!(w >= self.base, "window {w} already closed");
+        &mut self.open[w.saturating_sub(self.base)]
+    }
+
+    /// Integrates server `s`'s queue up to `to`, window by window.
+    fn integrate(&mut self, s: usize, to: f64) {
+        let (old, mut from) = self.len[s];
+        if old == 0 {
+            return;
+        }
+        while from < to {
+            let w = self.window(from);
+            let end = (((w + 1) as f64) * self.width).min(to);
+            self.at(w).queue[s] += f64::from(old) * (end - from);
+            from = end;
+        }
+        self.len[s].1 = from;
+    }
+
+    /// Closes the windows that ended [`OPEN_AFTER`] windows before `t`.
+    fn close_before(&mut self, t: f64) {
+        while !self.open.is_empty() && ((self.base + 1 + OPEN_AFTER) as f64) * self.width <= t {
+            let end = ((self.base + 1) as f64) * self.width;
+            for s in 0..self.n {
+                self.integrate(s, end);
+            }
+            self.close();
+        }
+    }
+
+    /// Closes the oldest open window.
     fn close(&mut self) {
-        if let Some(h) = self.dense.pop_front() {
-            self.out.latency[self.open].add(&Buckets::from_counts(&h));
-            self.open += 1;
+        let Some(o) = self.open.pop_front() else { return };
+        let w = Window { picks: o.picks, queue: o.queue, latency: Buckets::from_counts(&o.dense) };
+        self.base += 1;
+        match &mut self.sink {
+            Sink::Memory(all) => all.push(w),
+            Sink::Tape(out, _) => {
+                if let Ok(tape) = out
+                    && let Err(e) = w.write(tape)
+                {
+                    *out = Err(e);
+                }
+            }
         }
     }
 
     /// Server `s` holds `len` requests from `t` on.
     #[inline]
     pub(super) fn changed(&mut self, s: usize, len: u32, t: f64) {
-        let (old, mut from) = self.len[s];
-        if old > 0 {
-            while from < t {
-                let w = self.window(from);
-                let end = (((w + 1) as f64) * self.out.width).min(t);
-                self.out.queue[w][s] += f64::from(old) * (end - from);
-                from = end;
-            }
+        if !self.open.is_empty() && ((self.base + 1 + OPEN_AFTER) as f64) * self.width <= t {
+            self.close_before(t);
         }
+        self.integrate(s, t);
         self.len[s] = (len, t);
     }
 
@@ -265,7 +347,8 @@ impl WindowRecorder {
     #[inline]
     pub(super) fn dispatched(&mut self, s: usize, t: f64) {
         let w = self.window(t);
-        self.out.picks[w][self.group_of[s] as usize] += 1;
+        let g = self.group_of[s] as usize;
+        self.at(w).picks[g] += 1;
     }
 
     /// A measured request that arrived at `arrival` left after `sojourn`.
@@ -273,28 +356,51 @@ impl WindowRecorder {
     pub(super) fn departed(&mut self, arrival: f64, sojourn: f64) {
         let w = self.window(arrival);
         let b = bucket(sojourn);
-        match w.checked_sub(self.open) {
-            Some(i) => {
-                let h = &mut self.dense[i];
-                if h.is_empty() {
-                    h.resize(BUCKETS, 0);
-                }
-                h[b] += 1;
+        if w >= self.base {
+            let h = &mut self.at(w).dense;
+            if h.is_empty() {
+                h.resize(BUCKETS, 0);
             }
-            None => self.out.latency[w].add(&Buckets::from_pairs([(b, 1)])),
+            h[b] += 1;
+            return;
+        }
+        let one = Buckets::from_pairs([(b, 1)]);
+        match &mut self.sink {
+            Sink::Memory(all) => all.latency[w].add(&one),
+            Sink::Tape(_, late) => late.entry(w).or_default().add(&one),
         }
     }
 
     /// The series, every server's queue integrated up to `t`.
-    pub(super) fn finish(mut self, t: f64) -> Windows {
+    pub(super) fn finish(mut self, t: f64) -> Recorded {
         for s in 0..self.n {
             let len = self.len[s].0;
             self.changed(s, len, t);
         }
-        while !self.dense.is_empty() {
+        while !self.open.is_empty() {
             self.close();
         }
-        self.out
+        match self.sink {
+            Sink::Memory(all) => Recorded::Memory(all),
+            Sink::Tape(out, late) => Recorded::Spooled(SpooledWindows {
+                width: self.width,
+                groups: self.groups,
+                servers: self.n,
+                count: self.base,
+                tape: out.and_then(TapeWriter::finish).map_err(std::sync::Arc::new),
+                late,
+            }),
+        }
+    }
+
+    /// Windows held in memory: those still open, and with [`Sink::Memory`] the closed ones.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        let closed = match &self.sink {
+            Sink::Memory(all) => all.picks.len(),
+            Sink::Tape(_, late) => late.len(),
+        };
+        self.open.len() + closed
     }
 }
 
@@ -361,12 +467,40 @@ mod tests {
         assert_eq!(bucket_quantile(&counts, 0.995), bucket_upper(bucket(50.0)));
     }
 
+    /// The windows a recorder gives, read back from its tape if it wrote one.
+    fn windows(r: Recorded) -> Windows {
+        match r {
+            Recorded::Memory(w) => w,
+            Recorded::Spooled(s) => s.load().expect("the tape reads back"),
+        }
+    }
+
+    #[test]
+    fn a_time_on_a_window_edge_is_in_the_window_that_starts_there() {
+        // With width 0.1, k * 0.1 / 0.1 rounds below k for thousands of k (k = 3: 0.30000000000000004
+        // / 0.1 is 3.0000000000000004, but k = 6, 7, 12, ... fall short); the recorder must still
+        // place the edge in window k, or integrating from it stalls.
+        let mut w = WindowRecorder::new(1, &[], 0.1, false);
+        for k in 0..200_000usize {
+            let t = k as f64 * 0.1;
+            let i = w.window(t);
+            assert!(((i + 1) as f64) * 0.1 > t, "edge {k}: window {i} ends at or before {t}");
+        }
+        // One request held from 0 to 2000 (20,000 windows of 0.1): the areas add up to 2000.
+        let mut w = WindowRecorder::new(1, &[], 0.1, false);
+        w.changed(0, 1, 0.0);
+        let out = windows(w.finish(2000.0));
+        let area: f64 = out.queue.iter().map(|q| q[0]).sum();
+        assert!(out.queue.iter().all(|q| q[0] >= 0.0));
+        assert!((area - 2000.0).abs() < 1e-6, "area {area}");
+    }
+
     #[test]
     fn queue_integrals_split_at_window_edges() {
-        let mut w = WindowRecorder::new(1, &[], 10.0);
+        let mut w = WindowRecorder::new(1, &[], 10.0, false);
         w.changed(0, 2, 5.0);
         w.changed(0, 1, 25.0);
-        let out = w.finish(30.0);
+        let out = windows(w.finish(30.0));
         // 2 over [5, 10], [10, 20], [20, 25]; then 1 over [25, 30].
         assert_eq!(out.queue, [[10.0], [20.0], [15.0]]);
     }
@@ -375,14 +509,15 @@ mod tests {
     fn a_window_keeps_its_groups_dispatches_and_the_buckets_it_uses() {
         // 100 servers in groups of 20 and 80; 1000 requests in window 0, their sojourns in
         // three buckets, one of them counted after five more windows opened.
-        let mut w = WindowRecorder::new(100, &[20, 80], 10.0);
+        let mut w = WindowRecorder::new(100, &[20, 80], 10.0, false);
         for i in 0..1000 {
             w.dispatched(i % 100, 1.0);
             w.departed(1.0, [0.5, 1.0][i % 2]);
         }
+        w.changed(0, 0, 55.0);
         w.dispatched(0, 55.0);
         w.departed(2.0, 3.0);
-        let out = w.finish(60.0);
+        let out = windows(w.finish(60.0));
         assert_eq!(out.picks[0], [200, 800]);
         assert_eq!(out.picks.len(), 6);
         let used: Vec<(usize, u64)> = out.latency[0].iter().collect();
@@ -390,5 +525,75 @@ mod tests {
         // Per window, a few bytes for the buckets used, not 8 for each of the 802 buckets.
         assert!(out.latency[0].bytes() <= 12, "{} bytes", out.latency[0].bytes());
         assert!(out.latency[1..].iter().all(Buckets::is_empty));
+    }
+
+    /// A long run through a recorder that writes its windows to a tape and one that keeps them:
+    /// the first holds a few windows whatever the run's length (those still open, and those a
+    /// late request was counted in after they closed), and both give the same windows, whose
+    /// queue areas are the bits of integrating each server's queue change by change, window by
+    /// window, with no window ever closed.
+    #[test]
+    fn a_spooling_recorder_holds_a_few_windows_and_gives_the_bits_of_one_that_keeps_them() {
+        let (n, width, windows_run) = (3, 2.5, 20_000usize);
+        let mut spooled = WindowRecorder::new(n, &[1, 2], width, true);
+        let mut kept = WindowRecorder::new(n, &[1, 2], width, false);
+        // The reference: every change integrated at once, as if no window ever closed.
+        let mut queue: Vec<Vec<f64>> = Vec::new();
+        let mut len = vec![(0u32, 0.0f64); n];
+        let integrate = |queue: &mut Vec<Vec<f64>>, (old, mut from): (u32, f64), s, t: f64| {
+            while old > 0 && from < t {
+                let w = (from / width) as usize;
+                if queue.len() <= w {
+                    queue.resize(w + 1, vec![0.0; n]);
+                }
+                let end = (((w + 1) as f64) * width).min(t);
+                queue[w][s] += f64::from(old) * (end - from);
+                from = end;
+            }
+        };
+        let mut x = 12_345u64;
+        let mut next = move || {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            x >> 33
+        };
+        let (mut t, mut most, mut late) = (0.0f64, 0, 0);
+        while t < windows_run as f64 * width {
+            t += (next() % 1000) as f64 / 1000.0 * width;
+            let (s, q) = ((next() % n as u64) as usize, (next() % 4) as u32);
+            for r in [&mut spooled, &mut kept] {
+                r.changed(s, q, t);
+            }
+            integrate(&mut queue, len[s], s, t);
+            len[s] = (q, t);
+            // A dispatch, and a departure of a request that arrived up to two windows ago, or
+            // now and then one that arrived 50 windows ago (counted after its window closed).
+            let back = if next() % 3000 == 0 {
+                late += 1;
+                50.0 * width
+            } else {
+                (next() % 2000) as f64 / 1000.0 * width
+            };
+            let arrival = (t - back).max(0.0);
+            for r in [&mut spooled, &mut kept] {
+                r.dispatched(s, t);
+                r.departed(arrival, t - arrival);
+            }
+            most = most.max(spooled.held());
+        }
+        assert!(late > 0, "some requests were counted late");
+        assert!(most <= OPEN_AFTER + 2 + late, "held {most} windows of {windows_run}");
+        let end = t + 0.5;
+        for (s, &l) in len.iter().enumerate() {
+            integrate(&mut queue, l, s, end);
+        }
+        let (spooled, kept) = (windows(spooled.finish(end)), windows(kept.finish(end)));
+        assert!(kept.picks.len() >= windows_run);
+        assert_eq!(spooled, kept);
+        let bits = |q: &[Vec<f64>]| -> Vec<Vec<u64>> {
+            q.iter().map(|w| w.iter().map(|x| x.to_bits()).collect()).collect()
+        };
+        assert_eq!(bits(&spooled.queue[..queue.len()]), bits(&queue));
+        assert!(spooled.queue[queue.len()..].iter().flatten().all(|&q| q == 0.0));
+        assert_eq!(spooled.sojourns(), spooled.picks.iter().flatten().sum::<u64>());
     }
 }

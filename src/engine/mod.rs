@@ -34,7 +34,8 @@ mod servers;
 
 pub use crate::time::SimTime;
 pub use feedback::{
-    BUCKETS, Buckets, ProbeReply, Report, Response, Windows, bucket, bucket_quantile, bucket_upper,
+    BUCKETS, Buckets, ProbeReply, Report, Response, SpooledWindows, Window, Windows, bucket,
+    bucket_quantile, bucket_upper,
 };
 pub use queue::EventQueue;
 pub use record::{ARRIVALS, ARRIVALS_CHUNK};

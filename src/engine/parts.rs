@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 
 use super::event::Job;
-use super::feedback::WindowRecorder;
+use super::feedback::{Recorded, WindowRecorder};
 use super::lifecycle::LifecycleState;
 use crate::admission::{Decision, Gate};
 use crate::model::{Farm, SimOptions};
@@ -101,7 +101,8 @@ impl On {
             Gate::new(&adm, StreamKey::new(workload.clone().next_u64(), "admission").rng())
         });
         let n = farm.rates.len();
-        let windows = opts.series.map(|width| WindowRecorder::new(n, &opts.series_groups, width));
+        let windows = (opts.series)
+            .map(|width| WindowRecorder::new(n, &opts.series_groups, width, opts.series_spool));
         // The lifecycle's streams are seeded like the admission stage's, under their own names.
         let lifecycle = farm.lifecycle.as_ref().map(|l| {
             use rand::Rng;
@@ -174,6 +175,10 @@ impl Parts for On {
         if let Some(g) = self.gate {
             stats.admission = g.stats;
         }
-        stats.windows = self.windows.map(|w| w.finish(end));
+        match self.windows.map(|w| w.finish(end)) {
+            Some(Recorded::Memory(w)) => stats.windows = Some(w),
+            Some(Recorded::Spooled(w)) => stats.spooled = Some(w),
+            None => {}
+        }
     }
 }

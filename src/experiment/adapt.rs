@@ -58,7 +58,7 @@ fn settle(p: &Pooled, g: usize, from: f64, start: f64, target: f64) -> Option<f6
 pub fn adaptation(rows: &[&RunRow], g: usize, t1: f64, t2: f64, end: f64) -> Vec<AdaptRow> {
     rows.iter()
         .filter_map(|r| {
-            let p = r.series.as_ref()?;
+            let p = &r.series.as_ref()?.load().expect("the pooled series reads back");
             let w = |t: f64| p.window_of(t);
             let before = p.share_over(w(t1 - 500.0), w(t1), g);
             let slow = p.share_over(w(t2 - (t2 - t1) / 4.0), w(t2), g);

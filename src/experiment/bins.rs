@@ -6,11 +6,10 @@
 //! `left`: Vöcking's always-go-left: the bins form `d` contiguous groups, choice `i` is uniform in
 //! group `i`, and a tie goes to the leftmost group (*How Asymmetry Helps Load Balancing*, 1999).
 
-use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{Command, Experiment, Merged, Plan};
-use super::{Progress, params};
+use super::params;
+use super::{Command, Experiment, Merged, Plan, Planned};
 use crate::cli::BinsArgs;
 use crate::cli::Global;
 use crate::error::{UsageError, bad, conflict};
@@ -83,33 +82,17 @@ impl Command for Bins {
         )?;
         Ok(Experiment::Bins(BinsConfig { n, d, variants }))
     }
+}
 
-    /// Runs `bins`; returns the rows, the report built from them and the number of balls thrown.
-    fn run(cfg: &BinsConfig, c: &Common, progress: Progress) -> (Vec<BinsRow>, Report, u64) {
-        let cases = cases(cfg);
-        let tasks: Vec<(usize, u64)> =
-            (0..cases.len()).flat_map(|i| (0..c.seeds).map(move |k| (i, k))).collect();
-        let loads: Vec<u32> = tasks
-            .par_iter()
-            .map(|&(i, k)| {
-                let m = task(cases[i], c.seed, k);
-                progress.done();
-                m
-            })
-            .collect();
-        summarise(cfg, c, &loads)
+impl Planned for Bins {
+    /// Every replication of every case ([`cases`]).
+    fn plan(cfg: &BinsConfig) -> Plan {
+        Plan::Bins(cases(cfg))
     }
 
-    fn plan(cfg: &BinsConfig) -> Result<Plan, UsageError> {
-        Ok(Plan::Bins(cases(cfg)))
-    }
-
+    /// The rows, the report built from them and the number of balls thrown.
     fn merge(cfg: &BinsConfig, c: &Common, _: &Plan, m: &Merged) -> (Vec<BinsRow>, Report, u64) {
         summarise(cfg, c, m.loads())
-    }
-
-    fn replications(cfg: &BinsConfig, seeds: u64) -> u64 {
-        cases(cfg).len() as u64 * seeds
     }
 }
 

@@ -12,7 +12,7 @@ use crate::cli::Cli;
 use crate::error::{UsageError, conflict, too_large};
 use crate::limits;
 use crate::model::RunLength;
-use crate::options::{Quantile, parse_count};
+use crate::options::Quantile;
 use crate::output::Format;
 use crate::output::dest::check_out;
 
@@ -63,6 +63,11 @@ pub struct RunConfig {
     /// count dispatches by.
     #[serde(skip)]
     pub series_groups: Vec<u32>,
+    /// With `series`: each replication writes its windows to a tape as they close, and the
+    /// rows pool them there (an unsharded run), instead of keeping them (a shard's records carry
+    /// them).
+    #[serde(skip)]
+    pub series_spool: bool,
 }
 
 impl RunConfig {
@@ -78,6 +83,7 @@ impl RunConfig {
             quantiles: Vec::new(),
             series: None,
             series_groups: Vec::new(),
+            series_spool: false,
         }
     }
 
@@ -120,18 +126,11 @@ impl Config {
 fn common_config(cli: &Cli) -> Result<(Common, Vec<String>), UsageError> {
     let g = &cli.global;
     let (default_seeds, plot) = super::global_of(&cli.command, g)?;
-    let seeds = match &g.seeds {
-        Some(s) => parse_count("--seeds", s, 1, limits::REPLICATIONS)?,
-        None => default_seeds,
-    };
-    let seed = match &g.seed {
-        Some(s) => parse_count("--seed", s, 0, u64::MAX)?,
-        None => 1,
-    };
+    let seeds = g.seeds.unwrap_or(default_seeds);
+    let seed = g.seed.unwrap_or(1);
     let mut warnings = Vec::new();
-    let threads = match &g.threads {
-        Some(s) => {
-            let asked = parse_count("--threads", s, 1, limits::THREADS)? as usize;
+    let threads = match g.threads {
+        Some(asked) => {
             let most = limits::THREADS_PER_CORE * available_cores();
             if asked > most {
                 warnings.push(format!(

@@ -5,10 +5,8 @@
 //! per-policy cost factor where the cost grows with the farm, plus the server reports of
 //! `wrr-orca`, divided by [`EVENTS_PER_SECOND`] per worker thread.
 
-use super::{Config, Experiment, RunConfig};
+use super::{Config, Plan, RunConfig};
 use crate::policy::{PolicyKind, Tuning};
-
-use super::{fixed, hetero, homo, run, stale};
 
 /// Events per second of one thread, conservatively: the README's Performance section measures
 /// 23 to 33 million for the article's policies at n = 100 (`cargo bench --bench throughput`); the
@@ -52,47 +50,24 @@ fn arrivals(run: &RunConfig) -> f64 {
     (run.warmup as f64 + run.requests as f64) * passes
 }
 
-/// The events the configured run implies, or `None` for the commands not estimated.
+/// The events the configured run implies, from its plan, or `None` for the commands not
+/// estimated (those without a queueing plan).
 pub fn planned_events(cfg: &Config) -> Option<f64> {
-    let scenarios = |plan: Vec<super::Scenario>, r: &RunConfig| {
-        plan.iter()
-            .map(|s| {
-                events(&Case {
-                    policy: s.policy,
-                    tuning: &s.tuning,
-                    servers: s.farm.rates.len(),
-                    arrival_rate: s.farm.arrival_rate(),
-                    arrivals: arrivals(r),
-                })
-            })
-            .sum::<f64>()
-    };
-    let per_seed = match &cfg.experiment {
-        Experiment::Homo(h) => scenarios(homo::plan(h), &h.run),
-        Experiment::Hetero(h) => scenarios(hetero::plan(h), &h.run),
-        Experiment::Fixed(f) => scenarios(fixed::plan(f), &f.run),
-        Experiment::Stale(s) => scenarios(stale::plan(s), &s.run),
-        Experiment::Run(r) => r.points.iter().map(run_point_events).sum(),
-        _ => return None,
-    };
-    Some(per_seed * cfg.common.seeds as f64)
-}
-
-fn run_point_events(p: &run::Point) -> f64 {
-    let servers = p.spec.farm.groups.iter().map(|g| g.count as usize).sum();
-    let arrival_rate = p.load * p.spec.capacity();
-    p.policies
+    let Ok(Plan::Queueing { scenarios, runs, .. }) = Plan::whole(cfg) else { return None };
+    let per_seed: f64 = scenarios
         .iter()
-        .map(|s| {
+        .zip(&runs)
+        .map(|(s, r)| {
             events(&Case {
-                policy: s.kind,
+                policy: s.policy,
                 tuning: &s.tuning,
-                servers,
-                arrival_rate,
-                arrivals: arrivals(&p.run),
+                servers: s.farm.rates.len(),
+                arrival_rate: s.farm.arrival_rate(),
+                arrivals: arrivals(r),
             })
         })
-        .sum()
+        .sum();
+    Some(per_seed * cfg.common.seeds as f64)
 }
 
 /// The events and seconds of the part of the configured run that a job runs (`replications` of

@@ -8,13 +8,9 @@
 use serde::Serialize;
 
 use super::common::{Common, RunConfig};
-use super::queueing;
 use super::queueing::{check_horizon, check_run_size, group, print_scenario, run_config};
-use super::{Command, Experiment, Merged, Plan};
-use super::{
-    Outcome, Progress, STEADY_NOTE, Scenario, Workload, params, run_scenarios, stop_warnings,
-    total_events,
-};
+use super::{Command, Experiment, Sweep};
+use super::{Outcome, STEADY_NOTE, Scenario, Workload, params, stop_warnings};
 use crate::cli::FixedArgs;
 use crate::cli::Global;
 use crate::error::{UsageError, conflict, too_large};
@@ -120,27 +116,101 @@ impl Command for Fixed {
         }
         Ok(Experiment::Fixed(FixedConfig { n, lambda, d, run }))
     }
+}
 
-    /// Runs `fixed`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
-    /// from them and the number of events simulated.
-    fn run(cfg: &FixedConfig, c: &Common, progress: Progress) -> (Vec<FixedRow>, Report, u64) {
-        let scenarios = plan(cfg);
-        let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
-        let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
-        (rows, report, total_events(&outcomes))
+impl Sweep for Fixed {
+    /// The scenarios of `fixed`: `pNc` with each `d` at each `lambda`, keeping queue-length levels.
+    fn scenarios(cfg: &FixedConfig) -> Vec<Scenario> {
+        cfg.d
+            .iter()
+            .flat_map(|&d| {
+                cfg.lambda.iter().map(move |&lambda| Scenario {
+                    farm: Farm::homogeneous(cfg.n, lambda),
+                    // d = 1 draws one uniform server: exactly `random`.
+                    policy: PolicyKind::PnC(d),
+                    info: Information::Live,
+                    track_levels: true,
+                    tuning: crate::policy::Tuning::new(crate::policy::Decay { tau: 1.0 }),
+                    clients: crate::model::Clients::default(),
+                    workload: Workload::default(),
+                })
+            })
+            .collect()
     }
 
-    fn plan(cfg: &FixedConfig) -> Result<Plan, UsageError> {
-        Plan::queueing(plan(cfg), &cfg.run)
+    fn run_config(cfg: &FixedConfig) -> &RunConfig {
+        &cfg.run
     }
 
-    fn merge(cfg: &FixedConfig, c: &Common, p: &Plan, m: &Merged) -> (Vec<FixedRow>, Report, u64) {
-        let (rows, report) = summarise(cfg, c, p.scenarios(), m.outcomes());
-        (rows, report, total_events(m.outcomes()))
-    }
-
-    fn replications(cfg: &FixedConfig, seeds: u64) -> u64 {
-        queueing::replications(plan(cfg).len(), &cfg.run, seeds)
+    /// The rows of `fixed` and their report (marks, notes, warnings) from the outcomes of its
+    /// scenarios, in plan order.
+    fn summarise(
+        cfg: &FixedConfig,
+        c: &Common,
+        scenarios: &[Scenario],
+        outcomes: &[Outcome],
+    ) -> (Vec<FixedRow>, Report) {
+        let mut rows = Vec::new();
+        let mut marks = Vec::new();
+        for (sc, o) in scenarios.iter().zip(outcomes) {
+            let PolicyKind::PnC(d) = sc.policy else { unreachable!("fixed runs pNc") };
+            let lambda = sc.farm.load;
+            let s = &o.summary;
+            let fractions = &o.levels;
+            let mean_theory = fixed_point_mean(lambda, d);
+            let mut first = true;
+            for i in 1.. {
+                let theory = fixed_point(lambda, d, i);
+                if theory < MIN_THEORY {
+                    break;
+                }
+                let per_rep: Vec<f64> =
+                    fractions.iter().map(|f| f.get(i as usize).copied().unwrap_or(0.0)).collect();
+                let reached = per_rep.iter().filter(|&&x| x > 0.0).count() as u64;
+                let sim = per_rep.iter().sum::<f64>() / per_rep.len() as f64;
+                let sim_ci95 = if reached == s.seeds { ci95_half_width(&per_rep) } else { None };
+                let theory_in_ci = sim_ci95.is_some_and(|ci| (sim - theory).abs() <= ci);
+                let mut mark = if first { super::steadiness_mark(s, &cfg.run) } else { None };
+                if reached < s.seeds {
+                    let rare = format!(
+                        "reached in {reached} of {} replications: too rare to estimate",
+                        s.seeds
+                    );
+                    mark = Some(mark.map_or(rare.clone(), |m| format!("{m}; {rare}")));
+                }
+                marks.push(mark);
+                first = false;
+                rows.push(FixedRow {
+                    d,
+                    lambda,
+                    i,
+                    sim,
+                    theory,
+                    sim_ci95,
+                    reached,
+                    theory_in_ci,
+                    mean: s.mean,
+                    mean_ci95: s.mean_ci95,
+                    mean_theory,
+                    steady: s.steady(),
+                    stopped: s.stops,
+                });
+            }
+        }
+        let mut report = Report::new("fixed", &params(c, cfg), &rows);
+        report.marks = marks;
+        report.note_column = true;
+        report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
+        report.notes.push(
+            "s_i: time-averaged fraction of servers with queue >= i (mean over replications, 95% t \
+    interval) vs the fixed point lambda^((d^i-1)/(d-1)); mean: pooled mean sojourn vs T_d = (1/lambda) \
+    sum s_i (mean_theory)."
+                .into(),
+        );
+        if rows.iter().any(|r| !r.steady) {
+            report.notes.push(STEADY_NOTE.into());
+        }
+        (rows, report)
     }
 }
 
@@ -197,96 +267,6 @@ pub struct FixedRow {
     pub steady: bool,
     /// Replications the queue guard stopped.
     pub stopped: u64,
-}
-
-/// The scenarios of `fixed`: `pNc` with each `d` at each `lambda`, keeping queue-length levels.
-pub fn plan(cfg: &FixedConfig) -> Vec<Scenario> {
-    cfg.d
-        .iter()
-        .flat_map(|&d| {
-            cfg.lambda.iter().map(move |&lambda| Scenario {
-                farm: Farm::homogeneous(cfg.n, lambda),
-                // d = 1 draws one uniform server: exactly `random`.
-                policy: PolicyKind::PnC(d),
-                info: Information::Live,
-                track_levels: true,
-                tuning: crate::policy::Tuning::new(crate::policy::Decay { tau: 1.0 }),
-                clients: crate::model::Clients::default(),
-                workload: Workload::default(),
-            })
-        })
-        .collect()
-}
-
-/// The rows of `fixed` and their report (marks, notes, warnings) from the outcomes of its
-/// [`plan`]'s scenarios, in plan order.
-pub fn summarise(
-    cfg: &FixedConfig,
-    c: &Common,
-    scenarios: &[Scenario],
-    outcomes: &[Outcome],
-) -> (Vec<FixedRow>, Report) {
-    let mut rows = Vec::new();
-    let mut marks = Vec::new();
-    for (sc, o) in scenarios.iter().zip(outcomes) {
-        let PolicyKind::PnC(d) = sc.policy else { unreachable!("fixed runs pNc") };
-        let lambda = sc.farm.load;
-        let s = &o.summary;
-        let fractions = &o.levels;
-        let mean_theory = fixed_point_mean(lambda, d);
-        let mut first = true;
-        for i in 1.. {
-            let theory = fixed_point(lambda, d, i);
-            if theory < MIN_THEORY {
-                break;
-            }
-            let per_rep: Vec<f64> =
-                fractions.iter().map(|f| f.get(i as usize).copied().unwrap_or(0.0)).collect();
-            let reached = per_rep.iter().filter(|&&x| x > 0.0).count() as u64;
-            let sim = per_rep.iter().sum::<f64>() / per_rep.len() as f64;
-            let sim_ci95 = if reached == s.seeds { ci95_half_width(&per_rep) } else { None };
-            let theory_in_ci = sim_ci95.is_some_and(|ci| (sim - theory).abs() <= ci);
-            let mut mark = if first { super::steadiness_mark(s, &cfg.run) } else { None };
-            if reached < s.seeds {
-                let rare = format!(
-                    "reached in {reached} of {} replications: too rare to estimate",
-                    s.seeds
-                );
-                mark = Some(mark.map_or(rare.clone(), |m| format!("{m}; {rare}")));
-            }
-            marks.push(mark);
-            first = false;
-            rows.push(FixedRow {
-                d,
-                lambda,
-                i,
-                sim,
-                theory,
-                sim_ci95,
-                reached,
-                theory_in_ci,
-                mean: s.mean,
-                mean_ci95: s.mean_ci95,
-                mean_theory,
-                steady: s.steady(),
-                stopped: s.stops,
-            });
-        }
-    }
-    let mut report = Report::new("fixed", &params(c, cfg), &rows);
-    report.marks = marks;
-    report.note_column = true;
-    report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
-    report.notes.push(
-        "s_i: time-averaged fraction of servers with queue >= i (mean over replications, 95% t \
-interval) vs the fixed point lambda^((d^i-1)/(d-1)); mean: pooled mean sojourn vs T_d = (1/lambda) \
-sum s_i (mean_theory)."
-            .into(),
-    );
-    if rows.iter().any(|r| !r.steady) {
-        report.notes.push(STEADY_NOTE.into());
-    }
-    (rows, report)
 }
 
 #[cfg(test)]

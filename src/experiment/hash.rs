@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::common::{Common, check_memory, check_replications};
-use super::{Command, Experiment};
+use super::{Command, Direct, Experiment};
 use super::{Progress, params};
 use crate::cli::Global;
 use crate::cli::HashArgs;
@@ -115,7 +115,7 @@ impl Command for Hash {
         let points = (servers as u64 + 1).saturating_mul(most as u64);
         if ring {
             ring_fits(servers + 1, most as u64)
-                .map_err(|rule| too_large(format!("--vnodes {most}"), rule))?;
+                .map_err(|rule| too_large(format!("--vnodes {most}"), rule.to_string()))?;
         }
         let rows = methods
             .iter()
@@ -130,7 +130,9 @@ impl Command for Hash {
         check_memory(threads, seeds * rows as u64, rings + keys * 4, &format!("--keys {keys}"))?;
         Ok(Experiment::Hash(HashConfig { servers, keys, vnodes, methods, balance }))
     }
+}
 
+impl Direct for Hash {
     /// Runs `hash`; returns the rows, the report and the number of key lookups.
     fn run(cfg: &HashConfig, c: &Common, progress: Progress) -> (Vec<HashRow>, Report, u64) {
         let cases = cases(cfg);
@@ -189,29 +191,51 @@ impl Command for Hash {
     }
 }
 
+/// A rule of a hashing structure broken by a farm's size; displays as the rule broken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unfit {
+    /// Maglev's table holds fewer entries than the servers built.
+    #[error("its table of {table} entries takes at most {most} servers{}", if *.extra { " (n + 1 are built)" } else { "" })]
+    Maglev {
+        /// The table's entries.
+        table: usize,
+        /// The most servers it takes.
+        most: usize,
+        /// Whether one server more than the farm's is built (`hash`).
+        extra: bool,
+    },
+    /// The ring holds more points than accepted.
+    #[error(
+        "on {built} servers is {points} points per ring; at most {} are accepted",
+        limits::RING_POINTS
+    )]
+    Ring {
+        /// The servers built.
+        built: usize,
+        /// Their points.
+        points: u64,
+    },
+}
+
 /// Maglev's rule, which `hash` and `run` share: a table of `table` entries holds at most `table`
-/// servers. `hash` builds `servers + 1` (`extra` = 1). The rule broken, as the words after
-/// "with maglev: ".
-pub fn maglev_fits(servers: usize, extra: usize, table: usize) -> Result<(), String> {
+/// servers. `hash` builds `servers + 1` (`extra` = 1). The rule broken displays as the words
+/// after "with maglev: ".
+pub fn maglev_fits(servers: usize, extra: usize, table: usize) -> Result<(), Unfit> {
     if servers + extra <= table {
         return Ok(());
     }
-    let note = if extra > 0 { " (n + 1 are built)" } else { "" };
-    Err(format!("its table of {table} entries takes at most {} servers{note}", table - extra))
+    Err(Unfit::Maglev { table, most: table - extra, extra: extra > 0 })
 }
 
 /// The ring's rule, which `hash` and `run` share: `built` servers of `vnodes` points each make at
 /// most [`limits::RING_POINTS`] points (16 bytes each, per ring and replication in flight). The
-/// rule broken, as the words after the points' option (`--vnodes 100 `).
-pub fn ring_fits(built: usize, vnodes: u64) -> Result<(), String> {
+/// rule broken displays as the words after the points' option (`--vnodes 100 `).
+pub fn ring_fits(built: usize, vnodes: u64) -> Result<(), Unfit> {
     let points = (built as u64).saturating_mul(vnodes);
     if points <= limits::RING_POINTS {
         return Ok(());
     }
-    Err(format!(
-        "on {built} servers is {points} points per ring; at most {} are accepted",
-        limits::RING_POINTS
-    ))
+    Err(Unfit::Ring { built, points })
 }
 
 /// One row of `hash`.

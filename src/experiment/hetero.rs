@@ -12,15 +12,13 @@
 use serde::Serialize;
 
 use super::common::{Common, RunConfig};
-use super::queueing;
 use super::queueing::{
     baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
     policy_names, print_scenario, run_config,
 };
-use super::{Command, Experiment, Merged, Plan};
+use super::{Command, Experiment, Sweep};
 use super::{
-    Outcome, Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios,
-    steadiness_mark, stop_warnings, total_events,
+    Outcome, Reading, STEADY_NOTE, Scenario, params, readings, steadiness_mark, stop_warnings,
 };
 use crate::cli::Global;
 use crate::cli::HeteroArgs;
@@ -121,32 +119,62 @@ impl Command for Hetero {
         }
         Ok(Experiment::Hetero(cfg))
     }
+}
 
-    /// Runs `hetero`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
-    /// from them and the number of events simulated.
-    fn run(cfg: &HeteroConfig, c: &Common, progress: Progress) -> (Vec<HeteroRow>, Report, u64) {
-        let scenarios = plan(cfg);
-        let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
-        let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
-        (rows, report, total_events(&outcomes))
+impl Sweep for Hetero {
+    /// The scenarios of `hetero`, in row order: one per policy on the configured farm.
+    fn scenarios(cfg: &HeteroConfig) -> Vec<Scenario> {
+        let farm = Farm::new(cfg.rates(), cfg.load);
+        cfg.policies.iter().map(|&p| Scenario::live(farm.clone(), p, cfg.tau)).collect()
     }
 
-    fn plan(cfg: &HeteroConfig) -> Result<Plan, UsageError> {
-        Plan::queueing(plan(cfg), &cfg.run)
+    fn run_config(cfg: &HeteroConfig) -> &RunConfig {
+        &cfg.run
     }
 
-    fn merge(
+    /// The rows of `hetero` and their report (marks, notes, warnings) from the outcomes of its
+    /// scenarios, in plan order.
+    fn summarise(
         cfg: &HeteroConfig,
         c: &Common,
-        p: &Plan,
-        m: &Merged,
-    ) -> (Vec<HeteroRow>, Report, u64) {
-        let (rows, report) = summarise(cfg, c, p.scenarios(), m.outcomes());
-        (rows, report, total_events(m.outcomes()))
-    }
-
-    fn replications(cfg: &HeteroConfig, seeds: u64) -> u64 {
-        queueing::replications(plan(cfg).len(), &cfg.run, seeds)
+        scenarios: &[Scenario],
+        outcomes: &[Outcome],
+    ) -> (Vec<HeteroRow>, Report) {
+        let readings = readings(scenarios, outcomes, &cfg.run, cfg.baseline);
+        let mut rows = Vec::new();
+        let mut marks = Vec::new();
+        let mut unstable = false;
+        for ((sc, o), reading) in scenarios.iter().zip(outcomes).zip(readings) {
+            let s = &o.summary;
+            let (stable, why) = stability(sc.policy, &sc.farm, s);
+            unstable |= !stable;
+            marks.push(why.or_else(|| steadiness_mark(s, &cfg.run)));
+            rows.push(HeteroRow {
+                policy: sc.policy.name(),
+                seeds: s.seeds,
+                mean: s.mean,
+                p99: s.p99,
+                max_queue: s.max_queue,
+                stable,
+                mean_ci95: s.mean_ci95,
+                p99_ci95: s.p99_ci95,
+                drift: s.drift,
+                reading,
+            });
+        }
+        let mut report = Report::new("hetero", &params(c, cfg), &rows);
+        report.marks = marks;
+        report.note_column = true;
+        report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
+        if unstable {
+            report.notes.push(
+                "unstable rows still print their numbers: they grow with the run length.".into(),
+            );
+        }
+        if rows.iter().any(|r| !r.reading.steady) {
+            report.notes.push(STEADY_NOTE.into());
+        }
+        (rows, report)
     }
 }
 
@@ -213,55 +241,4 @@ pub fn stability(policy: PolicyKind, farm: &Farm, s: &Summary) -> (bool, Option<
         return (false, Some(format!("unstable: {why}")));
     }
     (true, None)
-}
-
-/// The scenarios of `hetero`, in row order: one per policy on the configured farm.
-pub fn plan(cfg: &HeteroConfig) -> Vec<Scenario> {
-    let farm = Farm::new(cfg.rates(), cfg.load);
-    cfg.policies.iter().map(|&p| Scenario::live(farm.clone(), p, cfg.tau)).collect()
-}
-
-/// The rows of `hetero` and their report (marks, notes, warnings) from the outcomes of its
-/// [`plan`]'s scenarios, in plan order.
-pub fn summarise(
-    cfg: &HeteroConfig,
-    c: &Common,
-    scenarios: &[Scenario],
-    outcomes: &[Outcome],
-) -> (Vec<HeteroRow>, Report) {
-    let readings = readings(scenarios, outcomes, &cfg.run, cfg.baseline);
-    let mut rows = Vec::new();
-    let mut marks = Vec::new();
-    let mut unstable = false;
-    for ((sc, o), reading) in scenarios.iter().zip(outcomes).zip(readings) {
-        let s = &o.summary;
-        let (stable, why) = stability(sc.policy, &sc.farm, s);
-        unstable |= !stable;
-        marks.push(why.or_else(|| steadiness_mark(s, &cfg.run)));
-        rows.push(HeteroRow {
-            policy: sc.policy.name(),
-            seeds: s.seeds,
-            mean: s.mean,
-            p99: s.p99,
-            max_queue: s.max_queue,
-            stable,
-            mean_ci95: s.mean_ci95,
-            p99_ci95: s.p99_ci95,
-            drift: s.drift,
-            reading,
-        });
-    }
-    let mut report = Report::new("hetero", &params(c, cfg), &rows);
-    report.marks = marks;
-    report.note_column = true;
-    report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
-    if unstable {
-        report
-            .notes
-            .push("unstable rows still print their numbers: they grow with the run length.".into());
-    }
-    if rows.iter().any(|r| !r.reading.steady) {
-        report.notes.push(STEADY_NOTE.into());
-    }
-    (rows, report)
 }

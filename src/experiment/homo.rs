@@ -3,15 +3,13 @@
 use serde::Serialize;
 
 use super::common::{Common, RunConfig};
-use super::queueing;
 use super::queueing::{
     baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
     policy_names, print_scenario, run_config,
 };
-use super::{Command, Experiment, Merged, Plan};
+use super::{Command, Experiment, Sweep};
 use super::{
-    Outcome, Progress, Reading, STEADY_NOTE, Scenario, params, readings, run_scenarios,
-    steadiness_mark, stop_warnings, total_events,
+    Outcome, Reading, STEADY_NOTE, Scenario, params, readings, steadiness_mark, stop_warnings,
 };
 use crate::cli::Global;
 use crate::cli::HomoArgs;
@@ -71,27 +69,62 @@ impl Command for Homo {
         }
         Ok(Experiment::Homo(HomoConfig { servers, loads, policies, tau, baseline, run }))
     }
+}
 
-    /// Runs `homo`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
-    /// from them and the number of events simulated.
-    fn run(cfg: &HomoConfig, c: &Common, progress: Progress) -> (Vec<HomoRow>, Report, u64) {
-        let scenarios = plan(cfg);
-        let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
-        let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
-        (rows, report, total_events(&outcomes))
+impl Sweep for Homo {
+    /// The scenarios of `homo`, in row order: every policy at each load.
+    fn scenarios(cfg: &HomoConfig) -> Vec<Scenario> {
+        cfg.loads
+            .iter()
+            .flat_map(|&load| {
+                cfg.policies
+                    .iter()
+                    .map(move |&p| Scenario::live(Farm::homogeneous(cfg.servers, load), p, cfg.tau))
+            })
+            .collect()
     }
 
-    fn plan(cfg: &HomoConfig) -> Result<Plan, UsageError> {
-        Plan::queueing(plan(cfg), &cfg.run)
+    fn run_config(cfg: &HomoConfig) -> &RunConfig {
+        &cfg.run
     }
 
-    fn merge(cfg: &HomoConfig, c: &Common, p: &Plan, m: &Merged) -> (Vec<HomoRow>, Report, u64) {
-        let (rows, report) = summarise(cfg, c, p.scenarios(), m.outcomes());
-        (rows, report, total_events(m.outcomes()))
-    }
-
-    fn replications(cfg: &HomoConfig, seeds: u64) -> u64 {
-        queueing::replications(plan(cfg).len(), &cfg.run, seeds)
+    /// The rows of `homo` and their report (marks, notes, warnings) from the outcomes of its
+    /// scenarios, in plan order.
+    fn summarise(
+        cfg: &HomoConfig,
+        c: &Common,
+        scenarios: &[Scenario],
+        outcomes: &[Outcome],
+    ) -> (Vec<HomoRow>, Report) {
+        let readings = readings(scenarios, outcomes, &cfg.run, cfg.baseline);
+        let rows: Vec<HomoRow> = scenarios
+            .iter()
+            .zip(outcomes)
+            .zip(readings)
+            .map(|((sc, o), reading)| {
+                let s = &o.summary;
+                HomoRow {
+                    load: sc.farm.load,
+                    policy: sc.policy.name(),
+                    seeds: s.seeds,
+                    mean: s.mean,
+                    p99: s.p99,
+                    max_queue: s.max_queue,
+                    mean_ci95: s.mean_ci95,
+                    p99_ci95: s.p99_ci95,
+                    drift: s.drift,
+                    reading,
+                }
+            })
+            .collect();
+        let mut report = Report::new("homo", &params(c, cfg), &rows);
+        report.marks = outcomes.iter().map(|o| steadiness_mark(&o.summary, &cfg.run)).collect();
+        report.note_column = true;
+        report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
+        if report.marks.iter().any(Option::is_some) {
+            report.notes.push(STEADY_NOTE.into());
+        }
+        (rows, report)
     }
 }
 
@@ -119,55 +152,4 @@ pub struct HomoRow {
     /// Steadiness, stops and the optional columns.
     #[serde(flatten)]
     pub reading: Reading,
-}
-
-/// The scenarios of `homo`, in row order: every policy at each load.
-pub fn plan(cfg: &HomoConfig) -> Vec<Scenario> {
-    cfg.loads
-        .iter()
-        .flat_map(|&load| {
-            cfg.policies
-                .iter()
-                .map(move |&p| Scenario::live(Farm::homogeneous(cfg.servers, load), p, cfg.tau))
-        })
-        .collect()
-}
-
-/// The rows of `homo` and their report (marks, notes, warnings) from the outcomes of its
-/// [`plan`]'s scenarios, in plan order.
-pub fn summarise(
-    cfg: &HomoConfig,
-    c: &Common,
-    scenarios: &[Scenario],
-    outcomes: &[Outcome],
-) -> (Vec<HomoRow>, Report) {
-    let readings = readings(scenarios, outcomes, &cfg.run, cfg.baseline);
-    let rows: Vec<HomoRow> = scenarios
-        .iter()
-        .zip(outcomes)
-        .zip(readings)
-        .map(|((sc, o), reading)| {
-            let s = &o.summary;
-            HomoRow {
-                load: sc.farm.load,
-                policy: sc.policy.name(),
-                seeds: s.seeds,
-                mean: s.mean,
-                p99: s.p99,
-                max_queue: s.max_queue,
-                mean_ci95: s.mean_ci95,
-                p99_ci95: s.p99_ci95,
-                drift: s.drift,
-                reading,
-            }
-        })
-        .collect();
-    let mut report = Report::new("homo", &params(c, cfg), &rows);
-    report.marks = outcomes.iter().map(|o| steadiness_mark(&o.summary, &cfg.run)).collect();
-    report.note_column = true;
-    report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
-    if report.marks.iter().any(Option::is_some) {
-        report.notes.push(STEADY_NOTE.into());
-    }
-    (rows, report)
 }

@@ -1,7 +1,10 @@
 //! The experiments, one module per command. Each owns its config and its validation, implements
 //! [`Command`], and turns its config into typed rows and the [`Report`] built from them
 //! ([`Results`]): exporters read the report, while code that reads numbers back (the figures, the
-//! article's checks) reads the rows. The commands are listed once, in `commands!` below.
+//! article's checks) reads the rows. The commands are listed once, in `commands!` below. A
+//! [`Planned`] command's whole run is its [`Plan`] executed in this process ([`Plan::execute`])
+//! and summarised by the same [`Planned::merge`] that `lbsim merge` applies to its shards; a
+//! [`Direct`] command runs itself.
 //!
 //! Replications of every scenario run in parallel on a rayon pool of `--threads` workers. Each
 //! replication derives its own random streams from (seed, scenario, replication index) — see
@@ -38,7 +41,7 @@ use crate::error::UsageError;
 use crate::model::Clients;
 use crate::model::{Farm, Information, SimOptions};
 use crate::output::progress::Reporter;
-use crate::output::series::Pooled;
+use crate::output::series::PooledTape;
 use crate::output::table::format_number;
 use crate::output::{Report, RunInfo};
 use crate::policy::{Fleet, Policy, PolicyKind, PolicyParams, Tuning};
@@ -50,18 +53,30 @@ use crate::with_policy;
 use crate::workload::{Arrivals, ExpDemands, KeySpec, PoissonGaps, Service};
 
 pub use crate::options::Quantile;
-pub use command::Command;
+pub use command::{Command, Direct, Planned, Sweep};
 pub use common::{Common, Config, RunConfig};
 pub use plan::{Merged, Plan};
 
 /// Told of each finished replication and of work added on the way (from any worker thread).
 pub type Progress<'a> = &'a dyn Reporter;
 
+/// The way a command of `commands!` runs: `plan` for a [`Planned`] command, `run` for a
+/// [`Direct`] one.
+macro_rules! way {
+    (plan, $command:ty) => {
+        command::ByPlan<$command>
+    };
+    (run, $command:ty) => {
+        command::ByRun<$command>
+    };
+}
+
 /// The commands: each line names a command's variant in [`Experiment`], [`Rows`] and
-/// [`cli::Command`], its name on the command line, and the type implementing [`Command`] for it.
-/// From this list come the two enums and every dispatch over them.
+/// [`cli::Command`], its name on the command line, its way of running (`plan`: [`Planned`],
+/// `run`: [`Direct`]) and the type implementing [`Command`] for it. From this list come the two
+/// enums and every dispatch over them.
 macro_rules! commands {
-    ($($variant:ident($name:literal) => $command:ty,)*) => {
+    ($($variant:ident($name:literal) => $way:ident $command:ty,)*) => {
         /// The experiment to run, with its validated parameters.
         #[derive(Debug, Clone, serde::Serialize)]
         pub enum Experiment {
@@ -128,11 +143,14 @@ macro_rules! commands {
             }
         }
 
-        /// Runs the experiment with its command's [`Command::run`].
+        /// Runs the whole experiment: its command's plan, executed and merged, or its
+        /// [`Direct::run`].
         fn run_of(e: &Experiment, c: &Common, progress: Progress) -> (Rows, Report, u64) {
+            use command::Way;
             match e {
                 $(Experiment::$variant(cfg) => {
-                    let (rows, report, events) = <$command as Command>::run(cfg, c, progress);
+                    let (rows, report, events) =
+                        <way!($way, $command) as Way>::run(cfg, c, progress);
                     (Rows::$variant(rows), report, events)
                 })*
                 Experiment::Print(text) => {
@@ -143,10 +161,19 @@ macro_rules! commands {
             }
         }
 
-        /// The tasks of the experiment, from its command's [`Command::plan`].
-        fn plan_of(e: &Experiment) -> Result<Plan, UsageError> {
+        /// The tasks of the experiment, from its command's [`Planned::plan`], with the
+        /// summary of their results (its [`Planned::merge`]), or why it has none.
+        fn plan_of(e: &Experiment) -> Result<(Plan, command::Summary<'_, Rows>), UsageError> {
+            use command::Way;
             match e {
-                $(Experiment::$variant(cfg) => <$command as Command>::plan(cfg),)*
+                $(Experiment::$variant(cfg) => {
+                    let (plan, merge) = <way!($way, $command) as Way>::plan(cfg)?;
+                    let summary: command::Summary<'_, Rows> = Box::new(move |c, p, m| {
+                        let (rows, report, events) = merge(c, p, m);
+                        (Rows::$variant(rows), report, events)
+                    });
+                    Ok((plan, summary))
+                })*
                 Experiment::Print(_) => Err(plan::not_sharded(
                     "--print and --print-scenario",
                     "print a scenario file and run nothing",
@@ -154,22 +181,14 @@ macro_rules! commands {
             }
         }
 
-        /// The rows, report and events of the experiment from its tasks' results, from its
-        /// command's [`Command::merge`].
-        fn merge_of(e: &Experiment, c: &Common, p: &Plan, m: &Merged) -> (Rows, Report, u64) {
+        /// The replications of the experiment: its plan's, or its command's
+        /// [`Direct::replications`].
+        fn replications_of(e: &Experiment, seeds: u64) -> u64 {
+            use command::Way;
             match e {
                 $(Experiment::$variant(cfg) => {
-                    let (rows, report, events) = <$command as Command>::merge(cfg, c, p, m);
-                    (Rows::$variant(rows), report, events)
+                    <way!($way, $command) as Way>::replications(cfg, seeds)
                 })*
-                Experiment::Print(_) => unreachable!("a scenario to print has no plan"),
-            }
-        }
-
-        /// The replications of the experiment, from its command's [`Command::replications`].
-        fn replications_of(e: &Experiment, seeds: u64) -> u64 {
-            match e {
-                $(Experiment::$variant(cfg) => <$command as Command>::replications(cfg, seeds),)*
                 Experiment::Print(_) => 0,
             }
         }
@@ -177,16 +196,16 @@ macro_rules! commands {
 }
 
 commands! {
-    Bins("bins") => bins::Bins,
-    Fixed("fixed") => fixed::Fixed,
-    Homo("homo") => homo::Homo,
-    Hetero("hetero") => hetero::Hetero,
-    Stale("stale") => stale::Stale,
-    Swrr("swrr") => swrr::Swrr,
-    Run("run") => run::Run,
-    Subset("subset") => subset::Subset,
-    Hash("hash") => hash::Hash,
-    Limit("limit") => limit::Limit,
+    Bins("bins") => plan bins::Bins,
+    Fixed("fixed") => plan fixed::Fixed,
+    Homo("homo") => plan homo::Homo,
+    Hetero("hetero") => plan hetero::Hetero,
+    Stale("stale") => plan stale::Stale,
+    Swrr("swrr") => run swrr::Swrr,
+    Run("run") => plan run::Run,
+    Subset("subset") => run subset::Subset,
+    Hash("hash") => run hash::Hash,
+    Limit("limit") => run limit::Limit,
 }
 
 /// What a command produced: its typed rows and the report built from them.
@@ -213,8 +232,9 @@ pub fn execute(cfg: &Config, progress: Progress) -> Results {
     Results { rows, report }
 }
 
-/// The number of replications the configured experiment will run (for progress reporting), twice
-/// over with `--warmup auto`; rows that `--precision` doubles add theirs as they go.
+/// The number of replications the configured experiment will run (for progress reporting): its
+/// plan's ([`Plan::replications`]: twice over with `--warmup auto`; rows that `--precision`
+/// doubles add theirs as they go), or what its command counts when it runs itself.
 pub fn replications(cfg: &Config) -> u64 {
     replications_of(&cfg.experiment, cfg.common.seeds)
 }
@@ -300,6 +320,7 @@ pub fn run_replication(sc: &Scenario, run: &RunConfig, seed: u64, rep: u64) -> R
         queue_guard: run.queue_guard,
         series: run.series,
         series_groups: run.series_groups.clone(),
+        series_spool: run.series_spool,
     };
     let mut params = PolicyParams::new(&sc.farm.rates, &sc.tuning);
     params.stream = key("policy-own");
@@ -387,7 +408,7 @@ pub struct Outcome {
     /// replication order.
     pub levels: Vec<Vec<f64>>,
     /// The replications' `--series` windows, pooled per group.
-    pub series: Option<Pooled>,
+    pub series: Option<PooledTape>,
 }
 
 /// An [`Outcome`] built one replication at a time, in replication order.
@@ -396,7 +417,7 @@ pub struct Fold {
     tally: Tally,
     events: u64,
     levels: Vec<Vec<f64>>,
-    series: Option<Pooled>,
+    series: Option<PooledTape>,
     /// The farm's groups (name, servers) and the replications, to pool `--series` windows.
     groups: Option<(Vec<(String, usize)>, u64)>,
 }
@@ -420,8 +441,13 @@ impl Fold {
         self.tally.add(r);
         self.events += r.events;
         self.levels.push(r.level_fractions());
-        if let (Some(w), Some((groups, reps))) = (&r.windows, &self.groups) {
-            self.series.get_or_insert_with(|| Pooled::new(groups, w.width, *reps)).add(w);
+        if let Some((groups, reps)) = &self.groups {
+            let pooled = |width| PooledTape::new(groups, width, *reps);
+            if let Some(w) = &r.windows {
+                self.series.get_or_insert_with(|| pooled(w.width)).add_windows(w);
+            } else if let Some(w) = &r.spooled {
+                self.series.get_or_insert_with(|| pooled(w.width)).add_spooled(w);
+            }
         }
     }
 
@@ -436,9 +462,9 @@ impl Fold {
     }
 }
 
-/// Runs every replication of every scenario in parallel; returns one [`Outcome`] per scenario.
-/// `groups` gives, per scenario, the farm's groups for pooling `--series` windows (`None`: none
-/// kept).
+/// Runs every replication of every scenario in parallel (scenario `s` with `runs[s]`); returns
+/// one [`Outcome`] per scenario. `groups[s]` gives the farm's groups for pooling scenario `s`'s
+/// `--series` windows (`None`: none kept). This is how a whole run executes a queueing plan.
 ///
 /// With `--warmup auto`, the replications of a scenario first run `--requests` arrivals from
 /// empty; MSER-5 on their averaged series (as for the `steady` verdict) gives the warm-up, and
@@ -450,50 +476,56 @@ impl Fold {
 /// streams, so the first arrivals of the longer run are those of the shorter one. Whether a
 /// scenario doubles depends only on its own replications: the output is the same for any number
 /// of threads and whatever other scenarios the command runs.
-pub fn run_scenarios_with(
+///
+/// Both stages are further passes over the same tasks (pilot runs, longer runs); neither can be
+/// split into shards, which hold only some of a scenario's replications.
+pub(crate) fn run_tasks(
     scenarios: &[Scenario],
-    run: &RunConfig,
+    runs: &[RunConfig],
+    groups: &[Option<Vec<(String, usize)>>],
     c: &Common,
     progress: Progress,
-    groups: &dyn Fn(usize) -> Option<Vec<(String, usize)>>,
 ) -> Vec<Outcome> {
     let n = scenarios.len();
-    let mut runs: Vec<RunConfig> = vec![run.clone(); n];
+    let mut runs: Vec<RunConfig> = runs.to_vec();
     let mut events = vec![0u64; n];
     let mut outcomes: Vec<Option<Outcome>> = vec![None; n];
     let mut pending: Vec<usize> = (0..n).collect();
-    let passes = if run.warmup_auto { 2 } else { 1 };
     while !pending.is_empty() {
-        if run.warmup_auto {
-            for r in &mut runs {
-                r.warmup = 0;
+        let auto: Vec<usize> = pending.iter().copied().filter(|&s| runs[s].warmup_auto).collect();
+        if !auto.is_empty() {
+            for &s in &auto {
+                runs[s].warmup = 0;
             }
-            let mut pilot: Vec<(u64, SeriesSum)> = vec![Default::default(); pending.len()];
-            replicate(scenarios, &runs, &pending, c, progress, |j, r| {
+            let mut pilot: Vec<(u64, SeriesSum)> = vec![Default::default(); auto.len()];
+            replicate(scenarios, &runs, &auto, c, progress, |j, r| {
                 pilot[j].0 += r.events;
                 if r.stops == 0 {
                     pilot[j].1.add(&r.series);
                 }
             });
-            for (&s, (e, sum)) in pending.iter().zip(pilot) {
+            for (&s, (e, sum)) in auto.iter().zip(pilot) {
                 events[s] += e;
                 runs[s].warmup = sum.average().mser5().map_or(0, |t| t.arrivals);
             }
         }
-        let mut folds: Vec<Fold> =
-            pending.iter().map(|&s| Fold::new(&runs[s], groups(s).map(|g| (g, c.seeds)))).collect();
+        let mut folds: Vec<Fold> = pending
+            .iter()
+            .map(|&s| Fold::new(&runs[s], groups[s].clone().map(|g| (g, c.seeds))))
+            .collect();
         replicate(scenarios, &runs, &pending, c, progress, |j, r| folds[j].add(&r));
         let mut next = Vec::new();
         for (&s, fold) in pending.iter().zip(folds) {
             let outcome = fold.finish(events[s]);
             events[s] = outcome.events;
+            let run = &mut runs[s];
             if let (Some(r), Some(max)) = (run.precision, run.max_requests)
                 && !meets(&outcome.summary, r)
-                && runs[s].requests < max
+                && run.requests < max
             {
-                runs[s].requests = runs[s].requests.saturating_mul(2).min(max);
+                run.requests = run.requests.saturating_mul(2).min(max);
                 next.push(s);
-                progress.more(passes * c.seeds);
+                progress.more(plan::passes(run) * c.seeds);
             }
             outcomes[s] = Some(outcome);
         }
@@ -502,14 +534,16 @@ pub fn run_scenarios_with(
     outcomes.into_iter().map(|o| o.expect("every scenario ran")).collect()
 }
 
-/// [`run_scenarios_with`] without `--series` windows.
+/// Every replication of `scenarios`, each run with `run`, without `--series` windows: one
+/// [`Outcome`] per scenario ([`run_tasks`]).
 pub fn run_scenarios(
     scenarios: &[Scenario],
     run: &RunConfig,
     c: &Common,
     progress: Progress,
 ) -> Vec<Outcome> {
-    run_scenarios_with(scenarios, run, c, progress, &|_| None)
+    let runs = vec![run.clone(); scenarios.len()];
+    run_tasks(scenarios, &runs, &vec![None; scenarios.len()], c, progress)
 }
 
 /// Runs the replications of the scenarios `which` (scenario `which[j]` with `runs[which[j]]`) in

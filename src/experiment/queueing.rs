@@ -7,7 +7,7 @@ use super::common::{Common, RunConfig, check_memory, check_replications};
 use crate::cli;
 use crate::error::{UsageError, bad, conflict, too_large};
 use crate::limits;
-use crate::options::{parse_count, parse_precision, parse_quantiles};
+use crate::options::{WarmupArg, parse_count};
 use crate::policy::{PolicyKind, SWRR_MAX_CYCLE, integer_weights};
 
 use crate::limits::DEFAULT_MAX_REQUESTS;
@@ -20,16 +20,13 @@ pub(crate) fn run_config(
     warmup: u64,
     seeds: u64,
 ) -> Result<RunConfig, UsageError> {
-    let requests = match &a.requests {
-        Some(s) => parse_count("--requests", s, 2, limits::ARRIVALS)?,
-        None => requests,
-    };
-    let (warmup, warmup_auto) = match a.warmup.as_deref().map(str::trim) {
-        Some("auto") => (0, true),
-        Some(s) => (parse_count("--warmup", s, 0, limits::ARRIVALS)?, false),
+    let requests = a.requests.unwrap_or(requests);
+    let (warmup, warmup_auto) = match a.warmup {
+        Some(WarmupArg::Auto) => (0, true),
+        Some(WarmupArg::Arrivals(w)) => (w, false),
         None => (warmup, false),
     };
-    let precision = a.precision.as_deref().map(parse_precision).transpose()?;
+    let precision = a.precision;
     if precision.is_some() && seeds < 2 {
         return Err(conflict(
             "--precision",
@@ -55,10 +52,7 @@ pub(crate) fn run_config(
         (None, Some(_)) => Some(DEFAULT_MAX_REQUESTS.max(requests)),
         (None, None) => None,
     };
-    let quantiles = match &a.quantiles {
-        None => Vec::new(),
-        Some(s) => parse_quantiles(s, &["p99"])?,
-    };
+    let quantiles = a.quantiles.as_ref().map_or_else(Vec::new, |q| q.beyond(&["p99"]));
     if requests + warmup > limits::ARRIVALS {
         return Err(too_large(
             "--requests plus --warmup",
@@ -69,7 +63,7 @@ pub(crate) fn run_config(
             ),
         ));
     }
-    let queue_guard = parse_count("--queue-guard", &a.queue_guard, 1, limits::QUEUE_GUARD)? as u32;
+    let queue_guard = a.queue_guard;
     Ok(RunConfig {
         warmup,
         requests,
@@ -80,6 +74,7 @@ pub(crate) fn run_config(
         quantiles,
         series: None,
         series_groups: Vec::new(),
+        series_spool: false,
     })
 }
 
@@ -267,11 +262,4 @@ pub(crate) fn policy_names<S: serde::Serializer>(
     s: S,
 ) -> Result<S::Ok, S::Error> {
     s.collect_seq(p.iter().map(|k| k.name()))
-}
-
-/// The replications of `scenarios` scenarios run with `run`, `seeds` each: twice over with
-/// `--warmup auto`, whose pilot runs first.
-pub(crate) fn replications(scenarios: usize, run: &RunConfig, seeds: u64) -> u64 {
-    let passes = if run.warmup_auto { 2 } else { 1 };
-    scenarios as u64 * seeds * passes
 }

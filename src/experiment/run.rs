@@ -11,18 +11,14 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::common::{Common, RunConfig};
-use super::plan::check_run;
-use super::{Command, Experiment, Merged, Plan};
-use super::{
-    Outcome, Progress, STEADY_NOTE, Scenario, VsBaseline, Workload, run_scenarios_with,
-    steadiness_mark, stop_warnings,
-};
+use super::{Command, Experiment, Merged, Plan, Planned};
+use super::{Outcome, STEADY_NOTE, Scenario, VsBaseline, Workload, steadiness_mark, stop_warnings};
 use crate::cli::Global;
 use crate::cli::ScenarioArgs;
 use crate::error::UsageError;
 use crate::model::{Farm, Information};
 use crate::output::Report;
-use crate::output::series::{self, Pooled};
+use crate::output::series::{PooledTape, SeriesCsv};
 use crate::output::table::format_number;
 use crate::policy::{PolicyKind, Tuning};
 use crate::scenario::{InfoKind, Spec, Warmup};
@@ -54,47 +50,31 @@ impl Command for Run {
     fn config(a: &ScenarioArgs, common: &mut Common, g: &Global) -> Result<Experiment, UsageError> {
         config(a, common, g.seeds.is_some(), g.seed.is_some())
     }
+}
 
-    /// Runs the scenario; returns the rows, the report built from them and the number of events
-    /// simulated.
-    fn run(cfg: &RunScenario, c: &Common, progress: Progress) -> (Vec<RunRow>, Report, u64) {
-        let outcomes: Vec<Vec<Outcome>> = cfg
-            .points
-            .iter()
-            .map(|point| {
-                let groups = groups(point);
-                let series = |_| point.run.series.map(|_| groups.clone());
-                run_scenarios_with(&point.scenarios(), &point.run, c, progress, &series)
-            })
-            .collect();
-        let events = outcomes.iter().map(|o| super::total_events(o)).sum();
-        let (rows, report) = summarise(cfg, c, &outcomes);
-        (rows, report, events)
-    }
-
-    fn plan(cfg: &RunScenario) -> Result<Plan, UsageError> {
-        let mut scenarios = Vec::new();
-        let mut runs = Vec::new();
+impl Planned for Run {
+    /// The policies of every point, point by point, each with its point's run length and, with
+    /// `--series`, its farm's groups.
+    fn plan(cfg: &RunScenario) -> Plan {
+        let (mut scenarios, mut runs, mut series) = (Vec::new(), Vec::new(), Vec::new());
         for point in &cfg.points {
-            check_run(&point.run, "[run] warmup = \"auto\"", "precision")?;
             let s = point.scenarios();
             runs.extend(std::iter::repeat_n(point.run.clone(), s.len()));
+            let groups = point.run.series.map(|_| groups(point));
+            series.extend(std::iter::repeat_n(groups, s.len()));
             scenarios.extend(s);
         }
-        Ok(Plan::Queueing { scenarios, runs })
+        let adaptive = ["[run] warmup = \"auto\"", "precision"];
+        Plan::Queueing { scenarios, runs, groups: series, adaptive }
     }
 
+    /// The rows, the report built from them and the number of events simulated.
     fn merge(cfg: &RunScenario, c: &Common, _: &Plan, m: &Merged) -> (Vec<RunRow>, Report, u64) {
         let mut outcomes = m.outcomes().iter().cloned();
         let per_point: Vec<Vec<Outcome>> =
             cfg.points.iter().map(|p| outcomes.by_ref().take(p.policies.len()).collect()).collect();
         let (rows, report) = summarise(cfg, c, &per_point);
         (rows, report, super::total_events(m.outcomes()))
-    }
-
-    fn replications(cfg: &RunScenario, seeds: u64) -> u64 {
-        let passes = |p: &Point| if p.run.warmup_auto { 2 } else { 1 };
-        cfg.points.iter().map(|p| p.policies.len() as u64 * passes(p)).sum::<u64>() * seeds
     }
 }
 
@@ -255,7 +235,7 @@ pub struct RunRow {
     pub lifecycle: Option<LifecycleColumns>,
     /// `--series`: the replications' windows, pooled per group.
     #[serde(skip)]
-    pub series: Option<Pooled>,
+    pub series: Option<PooledTape>,
 }
 
 /// The columns `[admission]` adds: measured requests offered, admitted and rejected, summed over
@@ -358,15 +338,15 @@ pub fn summarise(
     if cfg.series.is_some() {
         let mut head = cfg.sweep.clone();
         head.push("policy".into());
-        let lines: Vec<(Vec<String>, &Pooled)> = rows
+        let rows = rows
             .iter()
             .filter_map(|r| {
                 let mut lead: Vec<String> = r.keys.values().map(json_cell).collect();
                 lead.push(r.policy.clone());
-                r.series.as_ref().map(|s| (lead, s))
+                r.series.clone().map(|s| (lead, s))
             })
             .collect();
-        report.series = Some(series::csv(&head, &lines));
+        report.series = Some(SeriesCsv { head, rows });
     }
     (rows, report)
 }

@@ -10,15 +10,14 @@
 use serde::Serialize;
 
 use super::common::{Common, RunConfig};
-use super::queueing;
 use super::queueing::{
     baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
     policy_names, print_scenario, run_config,
 };
-use super::{Command, Experiment, Merged, Plan};
+use super::{Command, Experiment, Sweep};
 use super::{
-    Outcome, Progress, Reading, STEADY_NOTE, Scenario, Workload, params, readings, run_scenarios,
-    steadiness_mark, stop_warnings, total_events,
+    Outcome, Reading, STEADY_NOTE, Scenario, Workload, params, readings, steadiness_mark,
+    stop_warnings,
 };
 use crate::cli::Global;
 use crate::cli::StaleArgs;
@@ -127,27 +126,70 @@ impl Command for Stale {
         }
         Ok(Experiment::Stale(StaleConfig { servers, load, periods, policies, baseline, run }))
     }
+}
 
-    /// Runs `stale`: [`plan`], the replications, [`summarise`]. Returns the rows, the report built
-    /// from them and the number of events simulated.
-    fn run(cfg: &StaleConfig, c: &Common, progress: Progress) -> (Vec<StaleRow>, Report, u64) {
-        let scenarios = plan(cfg);
-        let outcomes = run_scenarios(&scenarios, &cfg.run, c, progress);
-        let (rows, report) = summarise(cfg, c, &scenarios, &outcomes);
-        (rows, report, total_events(&outcomes))
+impl Sweep for Stale {
+    /// The scenarios of `stale`, in row order: every policy at each board period.
+    fn scenarios(cfg: &StaleConfig) -> Vec<Scenario> {
+        let farm = Farm::homogeneous(cfg.servers, cfg.load);
+        cfg.periods
+            .iter()
+            .flat_map(|&period| {
+                let farm = &farm;
+                cfg.policies.iter().map(move |&p| Scenario {
+                    farm: farm.clone(),
+                    policy: p,
+                    info: information(p, period),
+                    track_levels: false,
+                    tuning: crate::policy::Tuning::new(crate::policy::Decay { tau: 1.0 }),
+                    clients: crate::model::Clients::default(),
+                    workload: Workload::default(),
+                })
+            })
+            .collect()
     }
 
-    fn plan(cfg: &StaleConfig) -> Result<Plan, UsageError> {
-        Plan::queueing(plan(cfg), &cfg.run)
+    fn run_config(cfg: &StaleConfig) -> &RunConfig {
+        &cfg.run
     }
 
-    fn merge(cfg: &StaleConfig, c: &Common, p: &Plan, m: &Merged) -> (Vec<StaleRow>, Report, u64) {
-        let (rows, report) = summarise(cfg, c, p.scenarios(), m.outcomes());
-        (rows, report, total_events(m.outcomes()))
-    }
-
-    fn replications(cfg: &StaleConfig, seeds: u64) -> u64 {
-        queueing::replications(plan(cfg).len(), &cfg.run, seeds)
+    /// The rows of `stale` and their report (marks, notes, warnings) from the outcomes of its
+    /// scenarios, in plan order.
+    fn summarise(
+        cfg: &StaleConfig,
+        c: &Common,
+        scenarios: &[Scenario],
+        outcomes: &[Outcome],
+    ) -> (Vec<StaleRow>, Report) {
+        let readings = readings(scenarios, outcomes, &cfg.run, cfg.baseline);
+        let rows: Vec<StaleRow> = scenarios
+            .iter()
+            .zip(outcomes)
+            .zip(readings)
+            .map(|((sc, o), reading)| {
+                let s = &o.summary;
+                StaleRow {
+                    period: super::period(sc.info),
+                    policy: sc.policy.name(),
+                    seeds: s.seeds,
+                    mean: s.mean,
+                    p99: s.p99,
+                    mean_ci95: s.mean_ci95,
+                    p99_ci95: s.p99_ci95,
+                    drift: s.drift,
+                    max_queue: s.max_queue,
+                    reading,
+                }
+            })
+            .collect();
+        let mut report = Report::new("stale", &params(c, cfg), &rows);
+        report.marks = outcomes.iter().map(|o| steadiness_mark(&o.summary, &cfg.run)).collect();
+        report.note_column = true;
+        report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
+        if report.marks.iter().any(Option::is_some) {
+            report.notes.push(STEADY_NOTE.into());
+        }
+        (rows, report)
     }
 }
 
@@ -185,63 +227,4 @@ pub fn information(policy: PolicyKind, period: f64) -> Information {
     } else {
         Information::Board { period, local: policy.counts_dispatches() }
     }
-}
-
-/// The scenarios of `stale`, in row order: every policy at each board period.
-pub fn plan(cfg: &StaleConfig) -> Vec<Scenario> {
-    let farm = Farm::homogeneous(cfg.servers, cfg.load);
-    cfg.periods
-        .iter()
-        .flat_map(|&period| {
-            let farm = &farm;
-            cfg.policies.iter().map(move |&p| Scenario {
-                farm: farm.clone(),
-                policy: p,
-                info: information(p, period),
-                track_levels: false,
-                tuning: crate::policy::Tuning::new(crate::policy::Decay { tau: 1.0 }),
-                clients: crate::model::Clients::default(),
-                workload: Workload::default(),
-            })
-        })
-        .collect()
-}
-
-/// The rows of `stale` and their report (marks, notes, warnings) from the outcomes of its
-/// [`plan`]'s scenarios, in plan order.
-pub fn summarise(
-    cfg: &StaleConfig,
-    c: &Common,
-    scenarios: &[Scenario],
-    outcomes: &[Outcome],
-) -> (Vec<StaleRow>, Report) {
-    let readings = readings(scenarios, outcomes, &cfg.run, cfg.baseline);
-    let rows: Vec<StaleRow> = scenarios
-        .iter()
-        .zip(outcomes)
-        .zip(readings)
-        .map(|((sc, o), reading)| {
-            let s = &o.summary;
-            StaleRow {
-                period: super::period(sc.info),
-                policy: sc.policy.name(),
-                seeds: s.seeds,
-                mean: s.mean,
-                p99: s.p99,
-                mean_ci95: s.mean_ci95,
-                p99_ci95: s.p99_ci95,
-                drift: s.drift,
-                max_queue: s.max_queue,
-                reading,
-            }
-        })
-        .collect();
-    let mut report = Report::new("stale", &params(c, cfg), &rows);
-    report.marks = outcomes.iter().map(|o| steadiness_mark(&o.summary, &cfg.run)).collect();
-    report.note_column = true;
-    report.warnings = stop_warnings(scenarios, outcomes, &cfg.run);
-    if report.marks.iter().any(Option::is_some) {
-        report.notes.push(STEADY_NOTE.into());
-    }
-    (rows, report)
 }

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::common::Common;
-use super::{Command, Experiment};
+use super::{Command, Direct, Experiment};
 use super::{Progress, params};
 use crate::cli::Global;
 use crate::cli::SubsetArgs;
@@ -133,7 +133,9 @@ impl Command for Subset {
         }
         Ok(Experiment::Subset(cfg))
     }
+}
 
+impl Direct for Subset {
     /// Runs `subset`; returns the rows, the report built from them and the connections counted.
     fn run(cfg: &SubsetConfig, c: &Common, progress: Progress) -> (Vec<SubsetRow>, Report, u64) {
         let (seeds, seed) = (c.seeds, c.seed);

@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use super::plan::not_sharded;
-use super::{Command, Experiment, Plan};
+use super::{Command, Direct, Experiment};
 use super::{Common, Progress};
 use crate::cli::Global;
 use crate::cli::SwrrArgs;
@@ -96,7 +96,9 @@ impl Command for Swrr {
         };
         Ok(Experiment::Swrr(SwrrConfig { trace, sets }))
     }
+}
 
+impl Direct for Swrr {
     /// Runs `swrr`; returns the rows, the report built from them and the number of picks made.
     fn run(cfg: &SwrrConfig, _: &Common, _: Progress) -> (SwrrRows, Report, u64) {
         if let Some(w) = &cfg.trace {
@@ -138,8 +140,8 @@ impl Command for Swrr {
         (SwrrRows::Sets(rows), report, picks)
     }
 
-    fn plan(_: &SwrrConfig) -> Result<Plan, UsageError> {
-        Err(not_sharded("swrr", "runs no replications"))
+    fn not_planned() -> UsageError {
+        not_sharded("swrr", "runs no replications")
     }
 
     fn replications(_: &SwrrConfig, _: u64) -> u64 {

@@ -116,4 +116,6 @@ pub struct SimOptions {
     pub series: Option<f64>,
     /// With `series`: the servers of each of the farm's groups, in order (empty: one group).
     pub series_groups: Vec<u32>,
+    /// With `series`: write the windows to a tape as they close instead of keeping them.
+    pub series_spool: bool,
 }

@@ -229,6 +229,19 @@ impl Destination {
         self.flush()
     }
 
+    /// Writes the whole output, as [`Destination::write`] does, from what `make` writes into it
+    /// piece by piece (buffered): output made as it is written, never held whole.
+    pub fn write_from(
+        &mut self,
+        make: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let mut out = io::BufWriter::with_capacity(1 << 16, Appender(self));
+        make(&mut out)?;
+        out.flush()?;
+        drop(out);
+        self.flush()
+    }
+
     /// Appends `bytes` to the output (creating the temporary file of a file to replace).
     fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
         match &mut self.kind {
@@ -259,6 +272,20 @@ impl Destination {
             Kind::Replace { tmp: Some((_, file)), .. } => file.sync_all(),
             Kind::InPlace { file: None, .. } | Kind::Replace { tmp: None, .. } => Ok(()),
         }
+    }
+}
+
+/// Appends what is written to a destination's output.
+struct Appender<'a>(&'a mut Destination);
+
+impl Write for Appender<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.put(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 

@@ -59,8 +59,8 @@ pub struct Report {
     /// When set, the output is this text whatever the format (a scenario file printed by
     /// `run --print` or `--print-scenario`).
     pub text: Option<String>,
-    /// `run --series`: the per-window series as CSV (written to its own file).
-    pub series: Option<String>,
+    /// `run --series`: the per-window series, written as CSV to its own file.
+    pub series: Option<series::SeriesCsv>,
 }
 
 impl Report {

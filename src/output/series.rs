@@ -2,8 +2,10 @@
 //!
 //! Each replication records [`Windows`] (per window and group: measured dispatches; per window and
 //! server: the integral of the queue length; per window: a histogram of the sojourns of the
-//! measured requests that arrived in it, as the buckets it uses). [`Pooled::of`] adds the
-//! replications up, window by window, and groups the servers by the farm's groups; [`csv`] writes it in long format, one line per
+//! measured requests that arrived in it, as the buckets it uses), written to a tape as they close
+//! in an unsharded run ([`SpooledWindows`]), carried in its record by a shard. [`PooledTape`] adds
+//! a row's replications up, window by window, on a tape, and groups the servers by the farm's
+//! groups ([`Pooled`] the same in memory); [`SeriesCsv`] writes them in long format, one line per
 //! `(policy, time, metric)`:
 //!
 //! - `requests`: measured requests dispatched in the window (over all replications; the windows
@@ -15,8 +17,12 @@
 //!
 //! `time` is the start of the window.
 
-use crate::engine::{BUCKETS, Buckets, Windows, bucket_quantile};
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use crate::engine::{BUCKETS, Buckets, SpooledWindows, Window, Windows, bucket_quantile};
 use crate::stats::RepStats;
+use crate::stats::tape::{Tape, TapeWriter};
 
 /// The replications of one row, added up per window and group.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -120,32 +126,261 @@ impl Pooled {
     }
 }
 
+/// A row's replications pooled window by window on a tape, one replication at a time in
+/// replication order, each merged with what the replications before it pooled into a new tape:
+/// [`Pooled::add`]'s sums, term by term, without holding the windows.
+#[derive(Debug, Clone)]
+pub struct PooledTape {
+    /// What the windows are pooled by (its per-window lists empty).
+    pub head: Pooled,
+    /// Windows pooled.
+    pub count: usize,
+    /// The pooled windows (`None` before the first replication), or the first error.
+    tape: Result<Option<Tape>, Arc<io::Error>>,
+}
+
+impl PooledTape {
+    /// Nothing pooled yet, as [`Pooled::new`].
+    pub fn new(groups: &[(String, usize)], width: f64, reps: u64) -> PooledTape {
+        PooledTape { head: Pooled::new(groups, width, reps), count: 0, tape: Ok(None) }
+    }
+
+    /// Adds one replication's windows, held in memory (read from a record).
+    pub fn add_windows(&mut self, w: &Windows) {
+        let count = w.picks.len();
+        self.add((0..count).map(|k| Ok(w.window(k))), count);
+    }
+
+    /// Adds one replication's windows from its tape.
+    pub fn add_spooled(&mut self, w: &SpooledWindows) {
+        match w.windows() {
+            Ok(windows) => self.add(windows, w.count),
+            Err(e) => self.tape = Err(Arc::new(e)),
+        }
+    }
+
+    /// Adds the `count` windows of the next replication.
+    fn add(&mut self, windows: impl Iterator<Item = io::Result<Window>>, count: usize) {
+        if self.tape.is_err() {
+            return;
+        }
+        match self.merge(windows, count) {
+            Ok(tape) => {
+                self.tape = Ok(Some(tape));
+                self.count = self.count.max(count);
+            }
+            Err(e) => self.tape = Err(Arc::new(e)),
+        }
+    }
+
+    /// A new tape: each window pooled so far (none beyond them) plus the replication's.
+    fn merge(
+        &self,
+        mut windows: impl Iterator<Item = io::Result<Window>>,
+        count: usize,
+    ) -> io::Result<Tape> {
+        let g = self.head.groups.len();
+        let mut old = match &self.tape {
+            Ok(tape) => tape.as_ref().map(Tape::reader),
+            Err(e) => return Err(io::Error::new(e.kind(), e.to_string())),
+        };
+        let mut out = TapeWriter::new()?;
+        for k in 0..self.count.max(count) {
+            let mut sum = match &mut old {
+                Some(r) if k < self.count => Window::read(r, g, g)?,
+                _ => Window::zero(g, g),
+            };
+            if k < count {
+                let w = windows.next().unwrap_or_else(|| Err(short()))?;
+                self.pool(&mut sum, &w);
+            }
+            sum.write(&mut out)?;
+        }
+        out.finish()
+    }
+
+    /// Adds a replication's window to the pooled one, as [`Pooled::add`] does.
+    fn pool(&self, sum: &mut Window, w: &Window) {
+        let (group_of, scale) = (&self.head.group_of, &self.head.scale);
+        for (sum, &p) in sum.picks.iter_mut().zip(&w.picks) {
+            *sum += p;
+        }
+        for (s, &q) in w.queue.iter().enumerate() {
+            sum.queue[group_of[s]] += q * scale[group_of[s]];
+        }
+        sum.latency.add(&w.latency);
+    }
+
+    /// The pooled windows, in order.
+    pub fn windows(&self) -> io::Result<impl Iterator<Item = io::Result<Window>>> {
+        let g = self.head.groups.len();
+        let mut r = match &self.tape {
+            Ok(tape) => tape.as_ref().map(Tape::reader),
+            Err(e) => return Err(io::Error::new(e.kind(), e.to_string())),
+        };
+        Ok((0..self.count).map(move |_| match &mut r {
+            Some(r) => Window::read(r, g, g),
+            None => Err(short()),
+        }))
+    }
+
+    /// The pooled windows in memory.
+    pub fn load(&self) -> io::Result<Pooled> {
+        let mut p = self.head.clone();
+        for w in self.windows()? {
+            let w = w?;
+            p.picks.push(w.picks);
+            p.queue.push(w.queue);
+            p.latency.push(w.latency);
+        }
+        Ok(p)
+    }
+}
+
+fn short() -> io::Error {
+    io::Error::new(io::ErrorKind::UnexpectedEof, "a series tape with fewer windows than written")
+}
+
+/// `run --series`'s CSV: the column names and, per row, its leading cells and its pooled
+/// windows, written line by line once its destination is ready ([`SeriesCsv::write`]).
+#[derive(Debug, Clone, Default)]
+pub struct SeriesCsv {
+    /// The leading columns' names (the swept keys, then `policy`).
+    pub head: Vec<String>,
+    /// Per row: its leading cells and its windows.
+    pub rows: Vec<(Vec<String>, PooledTape)>,
+}
+
+impl SeriesCsv {
+    /// Writes the CSV [`csv`] makes of the same windows, a window at a time.
+    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        let mut w = ::csv::Writer::from_writer(out);
+        header(&mut w, &self.head)?;
+        for (lead, p) in &self.rows {
+            for (k, window) in p.windows()?.enumerate() {
+                lines(&mut w, lead, k as f64 * p.head.width, &p.head.groups, &window?)?;
+            }
+        }
+        w.flush()
+    }
+}
+
 /// The long-format CSV of the rows `(lead, series)`: `lead` is the row's leading cells (the
 /// swept values and the policy), `head` their column names.
 pub fn csv(head: &[String], rows: &[(Vec<String>, &Pooled)]) -> String {
     let mut w = ::csv::Writer::from_writer(Vec::new());
-    let mut columns = head.to_vec();
-    columns.extend(["time", "metric", "value"].map(String::from));
-    w.write_record(&columns).expect("writing to memory");
-    let num = |x: f64| if x.is_finite() { format!("{x}") } else { String::new() };
+    header(&mut w, head).expect("writing to memory");
     for (lead, p) in rows {
         for k in 0..p.picks.len() {
-            let t = num(k as f64 * p.width);
-            let mut line = |metric: &str, value: String| {
-                let mut record = lead.clone();
-                record.extend([t.clone(), metric.to_string(), value]);
-                w.write_record(&record).expect("writing to memory");
+            let window = Window {
+                picks: p.picks[k].clone(),
+                queue: p.queue[k].clone(),
+                latency: p.latency[k].clone(),
             };
-            line("requests", p.requests(k).to_string());
-            for (g, name) in p.groups.iter().enumerate() {
-                line(&format!("share.{name}"), num(p.share(k, g)));
-            }
-            for (g, name) in p.groups.iter().enumerate() {
-                line(&format!("queue.{name}"), num(p.queue[k][g]));
-            }
-            line("p50", num(p.quantile_over(k, k + 1, 0.5)));
-            line("p99", num(p.quantile_over(k, k + 1, 0.99)));
+            lines(&mut w, lead, k as f64 * p.width, &p.groups, &window).expect("writing to memory");
         }
     }
     String::from_utf8(w.into_inner().expect("writing to memory")).expect("UTF-8")
+}
+
+/// The header line: `head`, then `time,metric,value`.
+fn header<W: Write>(w: &mut ::csv::Writer<W>, head: &[String]) -> io::Result<()> {
+    let mut columns = head.to_vec();
+    columns.extend(["time", "metric", "value"].map(String::from));
+    Ok(w.write_record(&columns)?)
+}
+
+/// The lines of one pooled window starting at `time`.
+fn lines<W: Write>(
+    w: &mut ::csv::Writer<W>,
+    lead: &[String],
+    time: f64,
+    groups: &[String],
+    window: &Window,
+) -> io::Result<()> {
+    let num = |x: f64| if x.is_finite() { format!("{x}") } else { String::new() };
+    let t = num(time);
+    let mut line = |metric: &str, value: String| {
+        let mut record = lead.to_vec();
+        record.extend([t.clone(), metric.to_string(), value]);
+        w.write_record(&record)
+    };
+    let requests: u64 = window.picks.iter().sum();
+    line("requests", requests.to_string())?;
+    for (g, name) in groups.iter().enumerate() {
+        line(&format!("share.{name}"), num(window.picks[g] as f64 / requests as f64))?;
+    }
+    for (g, name) in groups.iter().enumerate() {
+        line(&format!("queue.{name}"), num(window.queue[g]))?;
+    }
+    let mut counts = vec![0u64; BUCKETS];
+    window.latency.add_to(&mut counts);
+    line("p50", num(bucket_quantile(&counts, 0.5)))?;
+    line("p99", num(bucket_quantile(&counts, 0.99)))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Replication `r`'s windows on 3 servers in groups of 1 and 2: `count` of them, with areas
+    /// whose sums depend on the order they are added in.
+    fn rep(r: u64, count: usize) -> Windows {
+        let mut w = Windows { width: 2.5, ..Windows::default() };
+        for k in 0..count {
+            let x = (r * 31 + k as u64) as f64;
+            w.push(Window {
+                picks: vec![r + k as u64, 2 * r],
+                queue: vec![0.1 * x, 1e16 + x / 3.0, 0.7 / (x + 1.0)],
+                latency: Buckets::from_pairs([(k % 5, r + 1), (300 + r as usize, 2)]),
+            });
+        }
+        w
+    }
+
+    #[test]
+    fn pooling_on_a_tape_gives_the_bits_and_lines_of_pooling_in_memory() {
+        let groups = [("a".to_string(), 1), ("b".to_string(), 2)];
+        // Replications of different lengths (one stopped early), pooled in replication order.
+        let reps: Vec<Windows> = [(0, 40), (1, 25), (2, 60), (3, 0)].map(|(r, c)| rep(r, c)).into();
+        let mut memory = Pooled::new(&groups, 2.5, 4);
+        let mut tape = PooledTape::new(&groups, 2.5, 4);
+        for r in &reps {
+            memory.add(r);
+            tape.add_windows(r);
+        }
+        let loaded = tape.load().unwrap();
+        assert_eq!(loaded.picks.len(), 60);
+        assert_eq!(loaded, memory);
+        let bits =
+            |p: &Pooled| -> Vec<u64> { p.queue.iter().flatten().map(|q| q.to_bits()).collect() };
+        assert_eq!(bits(&loaded), bits(&memory));
+        // From a replication's own tape too.
+        let mut spooled = tape.clone();
+        let mut w = TapeWriter::new().unwrap();
+        let last = rep(4, 70);
+        for k in 0..70 {
+            last.window(k).write(&mut w).unwrap();
+        }
+        let last_spooled = SpooledWindows {
+            width: 2.5,
+            groups: 2,
+            servers: 3,
+            count: 70,
+            tape: Ok(w.finish().unwrap()),
+            late: Default::default(),
+        };
+        spooled.add_spooled(&last_spooled);
+        memory.add(&last);
+        assert_eq!(spooled.load().unwrap(), memory);
+        // The CSV written from the tape is the one made in memory.
+        let head = vec!["policy".to_string()];
+        let mut written = Vec::new();
+        let rows = vec![(vec!["p2c".to_string()], spooled)];
+        SeriesCsv { head: head.clone(), rows }.write(&mut written).unwrap();
+        let made = csv(&head, &[(vec!["p2c".to_string()], &memory)]);
+        assert!(made.lines().count() > 70 * 7);
+        assert_eq!(String::from_utf8(written).unwrap(), made);
+    }
 }

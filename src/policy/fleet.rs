@@ -535,6 +535,7 @@ mod tests {
                 queue_guard: u32::MAX,
                 series: None,
                 series_groups: Vec::new(),
+                series_spool: false,
             };
             let mut gaps = PoissonGaps(farm.arrival_rate());
             simulate(&farm, len, opts, fleet, &mut gaps, &ExpDemands, rng(8), rng(9));

@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use toml::{Table, Value};
 
+use crate::error::KeyError;
 use crate::input;
 use crate::limits;
 use crate::model::RateChange;
@@ -562,7 +563,10 @@ impl Source {
         } else {
             input::open_regular(file).and_then(|f| input::read_text(f, input::SCENARIO_BYTES))
         };
-        let text = text.map_err(|reason| ScenarioError::Read { file: name.clone(), reason })?;
+        let text = text.map_err(|reason| ScenarioError::Read {
+            file: name.clone(),
+            reason: reason.to_string(),
+        })?;
         Source::parse(&name, &text)
     }
 
@@ -575,16 +579,18 @@ impl Source {
         let refused =
             |message: String| ScenarioError::Set { assignment: assignment.into(), message };
         let value = parse_value(value.trim());
-        set_path(&mut self.table, key.trim(), value).map_err(refused)?;
+        set_path(&mut self.table, key.trim(), value).map_err(|e| refused(e.to_string()))?;
         // The override must still make a valid file.
-        self.spec_of(&self.table).map_err(refused)?;
+        self.spec_of(&self.table).map_err(|e| refused(e.to_string()))?;
         Ok(())
     }
 
     /// The [`Spec`] of `table`, with the defaults that depend on other keys filled in.
-    pub fn spec_of(&self, table: &Table) -> Result<Spec, String> {
-        let mut spec =
-            table.clone().try_into::<Spec>().map_err(|e| e.message().trim().replace('\n', " "))?;
+    pub fn spec_of(&self, table: &Table) -> Result<Spec, SchemaError> {
+        let mut spec = table
+            .clone()
+            .try_into::<Spec>()
+            .map_err(|e| SchemaError(e.message().trim().replace('\n', " ")))?;
         spec.arrivals.fill_default_load(DEFAULT_LOAD);
         Ok(spec)
     }
@@ -592,8 +598,9 @@ impl Source {
     /// The scenario's points: one [`Spec`] per point of the sweep grid (the first key varies
     /// slowest), each with its sweep values `(key, value)`, validated.
     pub fn points(&self) -> Result<Vec<(SweepPoint, Spec)>, ScenarioError> {
-        let base =
-            self.spec_of(&self.table).map_err(|e| ScenarioError::keyed(&self.file, None, &e))?;
+        let base = self
+            .spec_of(&self.table)
+            .map_err(|e| ScenarioError::keyed(&self.file, None, &e.to_string()))?;
         let mut grid: Vec<SweepPoint> = vec![Vec::new()];
         for (key, values) in &base.sweep {
             let err = |message: String| ScenarioError::Key {
@@ -639,13 +646,11 @@ impl Source {
             .map(|point| {
                 let mut table = gridless.clone();
                 for (key, value) in &point {
-                    set_path(&mut table, key, value.clone()).map_err(|message| {
-                        ScenarioError::Key {
-                            file: self.file.clone(),
-                            line: None,
-                            key: format!("sweep.\"{key}\""),
-                            message,
-                        }
+                    set_path(&mut table, key, value.clone()).map_err(|e| ScenarioError::Key {
+                        file: self.file.clone(),
+                        line: None,
+                        key: format!("sweep.\"{key}\""),
+                        message: e.to_string(),
                     })?;
                 }
                 let spec = self.spec_of(&table).map_err(|e| {
@@ -653,7 +658,7 @@ impl Source {
                     ScenarioError::SweepPoint {
                         file: self.file.clone(),
                         point: at.join(", "),
-                        message: e,
+                        message: e.to_string(),
                     }
                 })?;
                 spec.validate().map_err(|e| {
@@ -743,16 +748,38 @@ fn key_parts(key: &str) -> Option<Vec<String>> {
     }
 }
 
+/// What the TOML reader says of a table that is not a scenario (an unknown key, a wrong type),
+/// on one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SchemaError(String);
+
+/// Why a dotted key cannot be set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// Not `a.b.c` (an empty part, an unclosed quote).
+    #[error("'{0}' is not a dotted key")]
+    NotDotted(String),
+    /// A part of the key that holds a value, not a table.
+    #[error("'{part}' in '{key}' is not a table")]
+    NotTable {
+        /// The part.
+        part: String,
+        /// The whole key.
+        key: String,
+    },
+}
+
 /// Sets dotted `key` in `table`, creating tables on the way.
-fn set_path(table: &mut Table, key: &str, value: Value) -> Result<(), String> {
-    let parts = key_parts(key).ok_or_else(|| format!("'{key}' is not a dotted key"))?;
+fn set_path(table: &mut Table, key: &str, value: Value) -> Result<(), PathError> {
+    let parts = key_parts(key).ok_or_else(|| PathError::NotDotted(key.into()))?;
     let (last, path) = parts.split_last().expect("at least one part");
     let mut t = table;
     for part in path {
         let entry = t.entry(part.clone()).or_insert_with(|| Value::Table(Table::new()));
         t = match entry {
             Value::Table(inner) => inner,
-            _ => return Err(format!("'{part}' in '{key}' is not a table")),
+            _ => return Err(PathError::NotTable { part: part.clone(), key: key.into() }),
         };
     }
     t.insert(last.clone(), value);
@@ -772,10 +799,10 @@ fn invalid(key: &str, message: impl fmt::Display) -> Invalid {
     Invalid { key: key.into(), message: format!("{key}: {message}") }
 }
 
-/// A message of the form `key: ...` (as the workload's validation gives) as an [`Invalid`].
-fn keyed(message: String) -> Invalid {
-    let key = message.split(':').next().unwrap_or_default().trim().to_string();
-    Invalid { key, message }
+/// A refusal naming its key (as the workload's and admission's validation give) as an
+/// [`Invalid`].
+fn keyed(e: KeyError) -> Invalid {
+    Invalid { message: e.to_string(), key: e.key }
 }
 
 /// `c` if it lies in `min..=max`.
@@ -1060,7 +1087,7 @@ impl Spec {
     }
 
     /// The arrival process and the service distribution, files read (relative to `dir`).
-    pub fn workload(&self, dir: &Path) -> Result<(Arrivals, Service), String> {
+    pub fn workload(&self, dir: &Path) -> Result<(Arrivals, Service), KeyError> {
         let arrivals = self.arrivals.build(self.capacity(), dir)?;
         let service = self.service.build(dir)?;
         Ok((arrivals, service))
@@ -1097,7 +1124,11 @@ mod tests {
         let mut t = Table::new();
         set_path(&mut t, "farm.slots", Value::Integer(2)).unwrap();
         assert_eq!(t["farm"]["slots"], Value::Integer(2));
-        assert!(set_path(&mut t, "farm.slots.x", Value::Integer(1)).is_err());
+        let e = set_path(&mut t, "farm.slots.x", Value::Integer(1)).unwrap_err();
+        assert_eq!(e.to_string(), "'slots' in 'farm.slots.x' is not a table");
+        let e = set_path(&mut t, "farm..x", Value::Integer(1)).unwrap_err();
+        assert_eq!(e, PathError::NotDotted("farm..x".into()));
+        assert_eq!(e.to_string(), "'farm..x' is not a dotted key");
     }
 
     #[test]

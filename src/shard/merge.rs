@@ -150,14 +150,11 @@ pub fn read(cli: &Cli, args: &MergeArgs) -> Result<(Config, Merged), UsageError>
             collect(&mut inputs, &manifest, seeds, |_, m: u32| loads.push(m))?;
             Merged::Loads(loads)
         }
-        Plan::Queueing { runs, .. } => {
+        Plan::Queueing { runs, groups, .. } => {
             // Each replication is added to its scenario's fold as soon as the tasks before it
             // are, then dropped: memory does not grow with the number of tasks.
-            let groups = super::series_groups(&cfg);
-            let mut folds: Vec<Fold> = (runs.iter().enumerate())
-                .map(|(s, run)| {
-                    Fold::new(run, groups.get(s).cloned().flatten().map(|g| (g, seeds)))
-                })
+            let mut folds: Vec<Fold> = (runs.iter().zip(groups))
+                .map(|(run, groups)| Fold::new(run, groups.map(|g| (g, seeds))))
                 .collect();
             collect(&mut inputs, &manifest, seeds, |i, r: RepStats| {
                 folds[(i / seeds) as usize].add(&r);
@@ -206,6 +203,10 @@ fn command(merge: &Cli, args: &MergeArgs, m: &Manifest, name: &str) -> Result<Co
     let what = || format!("{name}: the recorded command `lbsim {}`", shown(&m.command.join(" ")));
     let argv = std::iter::once("lbsim".to_string()).chain(m.command.iter().cloned());
     let mut cli = Cli::try_parse_from(argv).map_err(|e| {
+        // A value refused by its parser is the command's own usage error, as when it was run.
+        if let Some(e) = crate::options::refused(&e) {
+            return e.clone();
+        }
         let text = e.render().to_string();
         let first = text.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
         fail(format!("{} does not parse: {first}", what()))

@@ -11,7 +11,8 @@
 //! a hash of the resolved plan, the task count, `N` and `K`), one line per task with that
 //! replication's exact result, and an end line. `lbsim merge` ([`merge`]) checks that the shards
 //! belong to one plan and hold every task exactly once, puts the results back in task order and
-//! summarises them with the command's own `merge`: nothing is pre-merged, so the sums are
+//! summarises them with the command's own `merge` (the summary of its whole runs too): nothing is
+//! pre-merged, so the sums are
 //! added in the same order as in one process and the output is the same bytes (JSON's `run`
 //! timing apart).
 //!
@@ -27,54 +28,13 @@ use std::time::Instant;
 
 use crate::cli::{Cli, Command};
 use crate::error::UsageError;
-use crate::experiment::{self, Progress, Results, Rows, Scenario, run};
+use crate::experiment::{self, Progress, Results, Rows, Scenario};
 use crate::experiment::{Common, Config, Experiment, RunConfig};
 use crate::output::{Format, Report, RunInfo};
 use crate::stats::RepStats;
 
 pub use crate::experiment::{Merged, Plan};
-
-/// Shard `index` of a split into `count` (`--shard index/count`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    /// `K`: this shard runs the tasks whose index modulo `count` is `index`.
-    pub index: u64,
-    /// `N`: the number of shards.
-    pub count: u64,
-}
-
-/// Most shards a command may be split into.
-pub const MAX_SHARDS: u64 = 1_000_000;
-
-impl Shard {
-    /// Parses `K/N` with `0 <= K < N <= MAX_SHARDS`.
-    pub fn parse(s: &str) -> Result<Shard, UsageError> {
-        let bad = || UsageError::InvalidValue {
-            option: "--shard".into(),
-            value: s.into(),
-            accepted: format!(
-                "expected K/N with 0 <= K < N <= {MAX_SHARDS} (shard K of N, counted from 0)"
-            ),
-        };
-        let (k, n) = s.split_once('/').ok_or_else(bad)?;
-        let number = |x: &str| {
-            if x.is_empty() || !x.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(bad());
-            }
-            x.parse::<u64>().map_err(|_| bad())
-        };
-        let (index, count) = (number(k)?, number(n)?);
-        if count == 0 || count > MAX_SHARDS || index >= count {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
-    }
-
-    /// The task indices of this shard among `tasks`, in increasing order.
-    pub fn tasks(self, tasks: u64) -> impl Iterator<Item = u64> {
-        (self.index..tasks).step_by(self.count as usize)
-    }
-}
+pub use crate::options::{MAX_SHARDS, Shard};
 
 /// What a command line asks for: the whole command, one shard of it, or a merge of shards.
 #[derive(Debug)]
@@ -108,10 +68,9 @@ impl Job {
             return Ok(Job::Merge { cfg, merged });
         }
         let cfg = Config::from_cli(cli)?;
-        let Some(s) = &cli.global.shard else {
+        let Some(shard) = cli.global.shard else {
             return Ok(Job::Whole(cfg));
         };
-        let shard = Shard::parse(s)?;
         if cli.global.format != Format::Table {
             return Err(UsageError::Conflict {
                 option: format!("--format {}", format_name(cli.global.format)),
@@ -191,8 +150,8 @@ impl Job {
             }
             Job::Merge { cfg, merged } => {
                 let start = Instant::now();
-                let plan = Plan::of(cfg).expect("checked when the merge was read");
-                let mut results = experiment::plan::merge(cfg, &plan, merged);
+                let mut results =
+                    experiment::plan::merge(cfg, merged).expect("checked when the merge was read");
                 results.report.run = run_info(start, results.report.run.events);
                 results
             }
@@ -280,18 +239,6 @@ fn run_shard<R: Send>(
         );
     };
     experiment::in_pool(c, work);
-}
-
-/// Per scenario of a `run` plan with `--series`, the farm's groups its windows are pooled by.
-fn series_groups(cfg: &Config) -> Vec<Option<Vec<(String, usize)>>> {
-    let Experiment::Run(r) = &cfg.experiment else { return Vec::new() };
-    r.points
-        .iter()
-        .flat_map(|p| {
-            let groups = p.run.series.map(|_| run::groups(p));
-            std::iter::repeat_n(groups, p.policies.len())
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -206,7 +206,7 @@ pub(super) fn write(
         }
     };
     match plan {
-        Plan::Queueing { scenarios, runs } => run_shard(
+        Plan::Queueing { scenarios, runs, .. } => run_shard(
             c,
             tasks,
             shard,

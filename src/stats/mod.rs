@@ -10,13 +10,14 @@ mod rep;
 pub mod series;
 mod student_t;
 mod tally;
+pub mod tape;
 mod windows;
 
 pub use rep::{LatencyHistogram, LatencyRecorder, RepStats, StopReason};
 pub use series::{Series, SeriesRecorder, Truncation};
 pub use student_t::{ci95_half_width, t_quantile_975};
 pub use tally::{STANDARD_QUANTILES, SeriesSum, Tally};
-pub use windows::{Buckets, Windows};
+pub use windows::{Buckets, SpooledWindows, Window, Windows};
 
 /// Median of `xs` (the mean of the two middle values for an even count). `NaN` when empty.
 pub fn median(xs: &[f64]) -> f64 {

@@ -298,6 +298,10 @@ pub struct RepStats {
     pub admission: crate::admission::AdmissionStats,
     /// The per-window series (`run --series`); not merged: each replication keeps its own.
     pub windows: Option<super::Windows>,
+    /// The same written to a tape as the windows closed (an unsharded `run --series`); never
+    /// in a record.
+    #[serde(skip)]
+    pub spooled: Option<super::SpooledWindows>,
     /// What the request lifecycle counted (SPEC §11; absent from the record without one).
     #[serde(default, skip_serializing_if = "crate::lifecycle::LifecycleStats::is_empty")]
     pub lifecycle: crate::lifecycle::LifecycleStats,

@@ -7,7 +7,16 @@
 //! any order), its servers' queue integrals (floats: the pooled queue of a group adds them up
 //! replication by replication and server by server, and only these terms give its bits), and the
 //! buckets of its latency histogram that hold a sojourn ([`Buckets`]), not all of them.
+//!
+//! A shard holds them all ([`Windows`]): its records carry them. An unsharded run writes each
+//! [`Window`] to a tape as it closes ([`SpooledWindows`]), so that its memory does not grow with
+//! the run's length.
 
+use std::collections::BTreeMap;
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+
+use super::tape::{Tape, get_varint, put_varint};
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::ser::{SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
@@ -70,6 +79,112 @@ impl Windows {
     /// Sojourns in the histograms of all windows.
     pub fn sojourns(&self) -> u64 {
         self.latency.iter().map(Buckets::total).sum()
+    }
+
+    /// Window `w`.
+    pub fn window(&self, w: usize) -> Window {
+        Window {
+            picks: self.picks[w].clone(),
+            queue: self.queue[w].clone(),
+            latency: self.latency[w].clone(),
+        }
+    }
+
+    /// Adds `w` as the next window.
+    pub fn push(&mut self, w: Window) {
+        self.picks.push(w.picks);
+        self.queue.push(w.queue);
+        self.latency.push(w.latency);
+    }
+}
+
+/// One window of a series: counts per group, areas (per server for a replication, per group once
+/// pooled) and the histogram's used buckets.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Window {
+    /// Measured requests dispatched to each group.
+    pub picks: Vec<u64>,
+    /// Queue integrals (a replication's, per server) or mean queues (pooled, per group).
+    pub queue: Vec<f64>,
+    /// Sojourn bucket counts of the measured requests that arrived in the window.
+    pub latency: Buckets,
+}
+
+impl Window {
+    /// No dispatch, no area, no sojourn, for `picks` groups and `queue` areas.
+    pub fn zero(picks: usize, queue: usize) -> Window {
+        Window { picks: vec![0; picks], queue: vec![0.0; queue], latency: Buckets::default() }
+    }
+
+    /// Writes the window: the counts as LEB128 varints, the areas as their eight bytes (read back
+    /// to the bit), then the histogram's bytes after their length.
+    pub fn write(&self, out: &mut impl Write) -> io::Result<()> {
+        for &p in &self.picks {
+            put_varint(out, p)?;
+        }
+        for q in &self.queue {
+            out.write_all(&q.to_le_bytes())?;
+        }
+        put_varint(out, self.latency.0.len() as u64)?;
+        out.write_all(&self.latency.0)
+    }
+
+    /// Reads a window [`Window::write`] wrote, of `picks` groups and `queue` areas.
+    pub fn read(r: &mut impl Read, picks: usize, queue: usize) -> io::Result<Window> {
+        let picks = (0..picks).map(|_| get_varint(r)).collect::<io::Result<Vec<u64>>>()?;
+        let mut bytes = [0u8; 8];
+        let mut areas = Vec::with_capacity(queue);
+        for _ in 0..queue {
+            r.read_exact(&mut bytes)?;
+            areas.push(f64::from_le_bytes(bytes));
+        }
+        let len = usize::try_from(get_varint(r)?).map_err(io::Error::other)?;
+        let mut latency = vec![0u8; len];
+        r.read_exact(&mut latency)?;
+        Ok(Window { picks, queue: areas, latency: Buckets(latency) })
+    }
+}
+
+/// One replication's series as an unsharded run keeps it: its windows written to a tape in
+/// order as they closed, and the sojourns of requests that left after their window was written
+/// (a request is counted in the window it arrived in), kept aside per window.
+#[derive(Debug, Clone)]
+pub struct SpooledWindows {
+    /// The window width.
+    pub width: f64,
+    /// Groups per window.
+    pub groups: usize,
+    /// Servers per window.
+    pub servers: usize,
+    /// Windows written.
+    pub count: usize,
+    /// The tape, or why it could not be written.
+    pub tape: Result<Tape, Arc<io::Error>>,
+    /// Sojourns counted after their window was written.
+    pub late: BTreeMap<usize, Buckets>,
+}
+
+impl SpooledWindows {
+    /// The windows in order, each with its late sojourns added.
+    pub fn windows(&self) -> io::Result<impl Iterator<Item = io::Result<Window>> + '_> {
+        let tape = self.tape.as_ref().map_err(|e| io::Error::new(e.kind(), e.to_string()))?;
+        let mut r = tape.reader();
+        Ok((0..self.count).map(move |w| {
+            let mut window = Window::read(&mut r, self.groups, self.servers)?;
+            if let Some(late) = self.late.get(&w) {
+                window.latency.add(late);
+            }
+            Ok(window)
+        }))
+    }
+
+    /// All the windows, in memory.
+    pub fn load(&self) -> io::Result<Windows> {
+        let mut out = Windows { width: self.width, ..Windows::default() };
+        for w in self.windows()? {
+            out.push(w?);
+        }
+        Ok(out)
     }
 }
 

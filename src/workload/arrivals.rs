@@ -8,6 +8,7 @@ use rand_distr::{Exp1, Gamma};
 use serde::{Deserialize, Serialize};
 
 use super::csv_column::{Order, read_column, resolve};
+use crate::error::KeyError;
 use crate::rng::SimRng;
 
 fn time_column() -> String {
@@ -78,8 +79,9 @@ impl Default for ArrivalSpec {
 }
 
 /// `Err` for a parameter outside its domain: `arrivals.KEY: expected WHAT, got VALUE`.
-fn bad(key: &str, what: &str, got: impl std::fmt::Display) -> Result<(), String> {
-    Err(format!("arrivals.{key}: expected {what}, got {}", crate::output::table::shown_number(got)))
+fn bad(key: &str, what: &str, got: impl std::fmt::Display) -> Result<(), KeyError> {
+    let got = crate::output::table::shown_number(got);
+    Err(KeyError::new(format!("arrivals.{key}"), format!("expected {what}, got {got}")))
 }
 
 impl ArrivalSpec {
@@ -131,13 +133,16 @@ impl ArrivalSpec {
     ///
     /// A parametric kind needs exactly one of `load` and `rate` (the caller may fill a default
     /// load first). Files are not read here (see [`ArrivalSpec::build`]).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), KeyError> {
         match self.load_rate() {
             Some((Some(_), Some(_))) => {
-                return Err("arrivals: expected one of `load` and `rate`, got both".to_string());
+                return Err(KeyError::new(
+                    "arrivals",
+                    "expected one of `load` and `rate`, got both",
+                ));
             }
             Some((None, None)) => {
-                return Err("arrivals.load: missing (give `load` or `rate`)".to_string());
+                return Err(KeyError::new("arrivals.load", "missing (give `load` or `rate`)"));
             }
             Some((Some(load), None)) if !(load > 0.0 && load.is_finite()) => {
                 return bad("load", "a number > 0", load);
@@ -183,13 +188,14 @@ impl ArrivalSpec {
     /// `capacity` is the farm's capacity, the sum over servers of rate times slots; a `load`
     /// becomes the rate `load * capacity`. A trace's rate is measured from the file:
     /// `(count - 1)/(last - first)`, which needs at least two timestamps and `last > first`.
-    pub fn build(&self, capacity: f64, base: &Path) -> Result<Arrivals, String> {
+    pub fn build(&self, capacity: f64, base: &Path) -> Result<Arrivals, KeyError> {
         self.validate()?;
         let rate = match self.load_rate() {
             Some((Some(load), _)) => {
                 if !(capacity > 0.0 && capacity.is_finite()) {
-                    return Err(format!(
-                        "arrivals.load: needs a farm of positive capacity, got capacity {capacity}"
+                    return Err(KeyError::new(
+                        "arrivals.load",
+                        format!("needs a farm of positive capacity, got capacity {capacity}"),
                     ));
                 }
                 load * capacity
@@ -204,7 +210,7 @@ impl ArrivalSpec {
                     Kind::Deterministic { gap: 1.0 / rate }
                 } else {
                     // Gamma(shape 1/scv, scale scv/rate): mean 1/rate, SCV 1/shape = scv.
-                    Kind::Renewal(Gamma::new(1.0 / scv, scv / rate).map_err(|e| e.to_string())?)
+                    Kind::Renewal(Gamma::new(1.0 / scv, scv / rate).map_err(KeyError::unkeyed)?)
                 }
             }
             ArrivalSpec::Mmpp2 { ratio, high_time, low_time, .. } => {
@@ -221,11 +227,14 @@ impl ArrivalSpec {
                 let times = read_column(&path, column, "arrivals", Order::NonDecreasing)?;
                 let (first, last) = (times[0], times[times.len() - 1]);
                 if times.len() < 2 || last <= first {
-                    return Err(format!(
-                        "arrivals.file: column `{column}` of {} needs at least two distinct \
-                         timestamps to have a rate, got {} value(s) from {first} to {last}",
-                        path.display(),
-                        times.len()
+                    return Err(KeyError::new(
+                        "arrivals.file",
+                        format!(
+                            "column `{column}` of {} needs at least two distinct timestamps to \
+                             have a rate, got {} value(s) from {first} to {last}",
+                            path.display(),
+                            times.len()
+                        ),
                     ));
                 }
                 let trace_rate = (times.len() - 1) as f64 / (last - first);
@@ -585,6 +594,7 @@ mod tests {
             ArrivalSpec::Trace { file: file.into(), column: column.into() }
                 .build(1.0, &dir.0)
                 .unwrap_err()
+                .to_string()
         };
         let e = err("dec.csv", "time");
         assert!(e.starts_with("arrivals.file: ") && e.contains("dec.csv line 4"), "{e}");
@@ -635,12 +645,14 @@ mod tests {
         ];
         for (spec, want) in cases {
             let e = spec.validate().unwrap_err();
-            assert!(e.starts_with(want), "{spec:?}: {e}");
+            assert!(e.to_string().starts_with(want), "{spec:?}: {e}");
+            assert!(want.starts_with(&format!("{}: ", e.key)), "{spec:?}: {e:?}");
             assert_eq!(spec.build(1.0, Path::new(".")).unwrap_err(), e);
         }
         let e = ArrivalSpec::Poisson { load: Some(0.5), rate: None }
             .build(0.0, Path::new("."))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("arrivals.load: needs a farm of positive capacity"), "{e}");
         assert_eq!(renewal(0.0).validate(), Ok(()));
         let mut spec = ArrivalSpec::default();

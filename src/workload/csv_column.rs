@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::KeyError;
 use crate::input::{self, CSV_LINE, LineLimit};
 
 /// Resolves a scenario's `file`: an absolute path is kept, a relative one is taken from `base`
@@ -36,10 +37,11 @@ pub(crate) fn read_column(
     column: &str,
     key: &str,
     order: Order,
-) -> Result<Vec<f64>, String> {
+) -> Result<Vec<f64>, KeyError> {
+    let file_key = || format!("{key}.file");
     let shown = path.display();
-    let file =
-        input::open_regular(path).map_err(|e| format!("{key}.file: cannot read {shown}: {e}"))?;
+    let file = input::open_regular(path)
+        .map_err(|e| KeyError::new(file_key(), format!("cannot read {shown}: {e}")))?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(true)
@@ -48,14 +50,20 @@ pub(crate) fn read_column(
     let headers = reader
         .headers()
         .map_err(|e| {
-            format!("{key}.file: cannot read the header row of {shown}: {}", io_message(&e))
+            KeyError::new(
+                file_key(),
+                format!("cannot read the header row of {shown}: {}", io_message(&e)),
+            )
         })?
         .clone();
     let Some(index) = headers.iter().position(|h| h == column) else {
         let names: Vec<&str> = headers.iter().collect();
-        return Err(format!(
-            "{key}.column: no column `{column}` in {shown} (its header row has: {})",
-            if names.is_empty() { "nothing".to_string() } else { names.join(", ") }
+        return Err(KeyError::new(
+            format!("{key}.column"),
+            format!(
+                "no column `{column}` in {shown} (its header row has: {})",
+                if names.is_empty() { "nothing".to_string() } else { names.join(", ") }
+            ),
         ));
     };
 
@@ -66,35 +74,50 @@ pub(crate) fn read_column(
         match reader.read_record(&mut record) {
             Ok(true) => {}
             Ok(false) => break,
-            Err(e) => return Err(format!("{key}.file: cannot read {shown}: {}", io_message(&e))),
+            Err(e) => {
+                return Err(KeyError::new(
+                    file_key(),
+                    format!("cannot read {shown}: {}", io_message(&e)),
+                ));
+            }
         }
         let line = record.position().map_or(0, |p| p.line());
         let at = format!("{shown} line {line}, column `{column}`");
         let Some(field) = record.get(index) else {
-            return Err(format!("{key}.file: {at}: the record has no such field"));
+            return Err(KeyError::new(file_key(), format!("{at}: the record has no such field")));
         };
-        let value: f64 = field
-            .parse()
-            .map_err(|_| format!("{key}.file: {at}: expected a number, got `{field}`"))?;
+        let value: f64 = field.parse().map_err(|_| {
+            KeyError::new(file_key(), format!("{at}: expected a number, got `{field}`"))
+        })?;
         if !value.is_finite() {
-            return Err(format!("{key}.file: {at}: expected a finite number, got `{field}`"));
+            return Err(KeyError::new(
+                file_key(),
+                format!("{at}: expected a finite number, got `{field}`"),
+            ));
         }
         if value < 0.0 {
-            return Err(format!("{key}.file: {at}: expected a number >= 0, got `{field}`"));
+            return Err(KeyError::new(
+                file_key(),
+                format!("{at}: expected a number >= 0, got `{field}`"),
+            ));
         }
         if order == Order::NonDecreasing
             && let Some(p) = previous
             && value < p
         {
-            return Err(format!(
-                "{key}.file: {at}: timestamps must not decrease, got {value} after {p}"
+            return Err(KeyError::new(
+                file_key(),
+                format!("{at}: timestamps must not decrease, got {value} after {p}"),
             ));
         }
         previous = Some(value);
         values.push(value);
     }
     if values.is_empty() {
-        return Err(format!("{key}.file: column `{column}` of {shown} has no values"));
+        return Err(KeyError::new(
+            file_key(),
+            format!("column `{column}` of {shown} has no values"),
+        ));
     }
     Ok(values)
 }
@@ -153,7 +176,7 @@ mod tests {
         let dir = TempDir::new("csv-bad");
         let read = |name: &str, text: &str, order| {
             let p = dir.write(name, text);
-            read_column(&p, "time", "arrivals", order).unwrap_err()
+            read_column(&p, "time", "arrivals", order).unwrap_err().to_string()
         };
         let e = read("missing.csv", "t,x\n1,2\n", Order::Any);
         assert!(e.starts_with("arrivals.column: no column `time` in "), "{e}");
@@ -185,6 +208,8 @@ mod tests {
         assert!(e.contains("column `time` of ") && e.ends_with("has no values"), "{e}");
 
         let e = read_column(&dir.0.join("nope.csv"), "time", "arrivals", Order::Any).unwrap_err();
+        assert_eq!(e.key, "arrivals.file");
+        let e = e.to_string();
         assert!(e.starts_with("arrivals.file: cannot read ") && e.contains("nope.csv"), "{e}");
     }
 

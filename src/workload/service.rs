@@ -9,6 +9,7 @@ use rand_distr::{Exp1, Gamma, LogNormal, Pareto};
 use serde::{Deserialize, Serialize};
 
 use super::csv_column::{Order, read_column, resolve};
+use crate::error::KeyError;
 use crate::rng::SimRng;
 
 fn demand_column() -> String {
@@ -139,9 +140,9 @@ impl From<Repr> for ServiceSpec {
 }
 
 /// `Err` for a parameter outside its domain: `service.KEY: expected WHAT for KIND, got VALUE`.
-fn bad(key: &str, what: &str, kind: &str, got: impl std::fmt::Display) -> Result<(), String> {
+fn bad(key: &str, what: &str, kind: &str, got: impl std::fmt::Display) -> Result<(), KeyError> {
     let got = crate::output::table::shown_number(got);
-    Err(format!("service.{key}: expected {what} for {kind}, got {got}"))
+    Err(KeyError::new(format!("service.{key}"), format!("expected {what} for {kind}, got {got}")))
 }
 
 impl ServiceSpec {
@@ -157,7 +158,7 @@ impl ServiceSpec {
     /// `service.scv: expected a number > 1 for hyperexp, got 0.5`.
     ///
     /// Files are not read here (see [`ServiceSpec::build`]).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), KeyError> {
         match *self {
             ServiceSpec::Exp | ServiceSpec::Det => Ok(()),
             ServiceSpec::Erlang { k } => {
@@ -268,14 +269,14 @@ impl ServiceSpec {
 
     /// Validates, loads the file of an empirical distribution (a relative `file` is resolved
     /// against `base`, the scenario file's directory) and builds the sampler.
-    pub fn build(&self, base: &Path) -> Result<Service, String> {
+    pub fn build(&self, base: &Path) -> Result<Service, KeyError> {
         self.validate()?;
         let kind = match *self {
             ServiceSpec::Exp => Kind::Exp,
             ServiceSpec::Det => Kind::Det,
             ServiceSpec::Erlang { k } => {
                 let k = f64::from(k);
-                Kind::Erlang { k, gamma: Gamma::new(k, 1.0 / k).map_err(|e| e.to_string())? }
+                Kind::Erlang { k, gamma: Gamma::new(k, 1.0 / k).map_err(KeyError::unkeyed)? }
             }
             ServiceSpec::Hyperexp { scv } => {
                 // Balanced means (Whitt 1982; Allen 1990, §5.2): p1/mu1 = p2/mu2 = 1/2 gives
@@ -287,19 +288,19 @@ impl ServiceSpec {
             }
             ServiceSpec::Lognormal { scv } => {
                 let s2 = scv.ln_1p();
-                let dist = LogNormal::new(-0.5 * s2, s2.sqrt()).map_err(|e| e.to_string())?;
+                let dist = LogNormal::new(-0.5 * s2, s2.sqrt()).map_err(KeyError::unkeyed)?;
                 Kind::Lognormal { scv, dist }
             }
             ServiceSpec::Pareto { alpha } => {
                 let scale = (alpha - 1.0) / alpha;
-                Kind::Pareto { alpha, dist: Pareto::new(scale, alpha).map_err(|e| e.to_string())? }
+                Kind::Pareto { alpha, dist: Pareto::new(scale, alpha).map_err(KeyError::unkeyed)? }
             }
             ServiceSpec::Bimodal { p, long } => {
                 Kind::Bimodal { p, long, short: bimodal_short(p, long) }
             }
             ServiceSpec::Uniform { low, high } => {
                 let scale = 2.0 / (low + high);
-                let dist = Uniform::new(low * scale, high * scale).map_err(|e| e.to_string())?;
+                let dist = Uniform::new(low * scale, high * scale).map_err(KeyError::unkeyed)?;
                 Kind::Uniform { scv: uniform_scv(low, high), dist }
             }
             ServiceSpec::BoundedPareto { alpha, high } => {
@@ -311,10 +312,13 @@ impl ServiceSpec {
                 let n = values.len() as f64;
                 let mean = values.iter().sum::<f64>() / n;
                 if mean == 0.0 || !mean.is_finite() {
-                    return Err(format!(
-                        "service.file: column `{column}` of {} has mean {mean}; demands need a \
-                         positive, finite mean",
-                        path.display()
+                    return Err(KeyError::new(
+                        "service.file",
+                        format!(
+                            "column `{column}` of {} has mean {mean}; demands need a positive, \
+                             finite mean",
+                            path.display()
+                        ),
                     ));
                 }
                 values.iter_mut().for_each(|v| *v /= mean);
@@ -697,6 +701,7 @@ mod tests {
             ServiceSpec::Empirical { file: file.into(), column: column.into() }
                 .build(&dir.0)
                 .unwrap_err()
+                .to_string()
         };
         let e = build("bad.csv", "demand");
         assert!(e.starts_with("service.file: ") && e.contains("bad.csv line 3"), "{e}");
@@ -744,7 +749,8 @@ mod tests {
         ];
         for (spec, want) in cases {
             let e = spec.validate().unwrap_err();
-            assert!(e.starts_with(want), "{spec:?}: {e}");
+            assert!(e.to_string().starts_with(want), "{spec:?}: {e}");
+            assert!(want.starts_with(&format!("{}: ", e.key)), "{spec:?}: {e:?}");
             assert_eq!(spec.build(Path::new(".")).unwrap_err(), e);
         }
         for ok in [

@@ -5,20 +5,21 @@ use std::path::{Path, PathBuf};
 
 use super::{Point, PolicySpec, RunScenario, run_config};
 use crate::cli;
-use crate::error::{ScenarioError, UsageError, bad, conflict, shown};
+use crate::error::{KeyError, ScenarioError, UsageError, bad, conflict, shown};
 use crate::experiment::Experiment;
 use crate::experiment::common::Common;
 use crate::experiment::hash::{maglev_fits, ring_fits};
 use crate::experiment::queueing::{check_horizon, check_run_size, check_swrr};
 use crate::limits;
-use crate::options::{Quantile, parse_count, parse_f64, parse_precision, parse_quantiles};
+use crate::options::{Quantile, WarmupArg, parse_count, parse_f64};
 use crate::output::Format;
 use crate::output::dest::{check_out, check_run_outputs};
 use crate::policy::registry::{self, NameError};
 use crate::policy::{Info, PolicyKind};
+use crate::scenario::SchemaError;
 
-/// The most windows `run --series` records per replication (memory: about 2.4 kB each on 100
-/// servers, the replication's, its row's and the output's together).
+/// The most windows `run --series` records per replication (about 1 kB each on 100 servers in
+/// the temporary files of the replication and its row; a shard's records carry them).
 pub const SERIES_WINDOWS: f64 = 20_000.0;
 
 /// The files `run` reads: the scenario file and the traces and empirical files of every sweep
@@ -60,7 +61,8 @@ pub(crate) fn config(
     let inputs = run_inputs(a, &source, &points);
     let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(w, p)| (*w, p.as_path())).collect();
     check_run_outputs(common.out.as_deref(), a.series.as_deref(), &inputs)?;
-    let keyed = |e: String| UsageError::from(ScenarioError::keyed(&source.file, None, &e));
+    let keyed =
+        |e: SchemaError| UsageError::from(ScenarioError::keyed(&source.file, None, &e.to_string()));
     let first = points[0].1.clone();
     if a.print {
         check_print_options(a, common, seeds_given, seed_given)?;
@@ -81,10 +83,8 @@ pub(crate) fn config(
         ));
     }
     // p50, p90, p99 and p99.9 are columns of every row already.
-    let quantiles = match &a.run.quantiles {
-        Some(s) => parse_quantiles(s, &["p50", "p90", "p99", "p99.9"])?,
-        None => Vec::new(),
-    };
+    let always = ["p50", "p90", "p99", "p99.9"];
+    let quantiles = a.run.quantiles.as_ref().map_or_else(Vec::new, |q| q.beyond(&always));
     let mut resolved = Vec::new();
     for (keys, spec) in points {
         resolved.push(resolve_point(&source, keys, spec, &quantiles)?);
@@ -123,7 +123,7 @@ fn resolve_point(
     spec: crate::scenario::Spec,
     quantiles: &[Quantile],
 ) -> Result<Point, UsageError> {
-    let keyed = |e: String| UsageError::from(ScenarioError::keyed(&source.file, None, &e));
+    let keyed = |e: KeyError| UsageError::from(ScenarioError::at_key(&source.file, None, e));
     let board = spec.info.kind() == Ok(crate::scenario::InfoKind::Board);
     let policies = scenario_policies("policies", &spec.policies, board).map_err(keyed)?;
     let servers = spec.rates().len();
@@ -147,11 +147,8 @@ fn resolve_point(
     if spec.info.subset.is_some()
         && let Some(p) = policies.iter().find(|p| p.kind == PolicyKind::Aperture)
     {
-        let e = format!(
-            "info.subset: '{}' chooses its own servers (its ring slice); leave subset out",
-            p.label
-        );
-        return Err(keyed(e));
+        let e = format!("'{}' chooses its own servers (its ring slice); leave subset out", p.label);
+        return Err(keyed(KeyError::new("info.subset", e)));
     }
     check_swrr(&policies.iter().map(|p| p.kind).collect::<Vec<_>>(), &spec.rates())?;
     let mut run = run_config(&spec);
@@ -213,7 +210,8 @@ fn resolve_point(
 }
 
 /// The policies of a scenario file: `NAME` or `NAME:key=value,...` (`p2c-pewma:tau=5`).
-fn scenario_policies(key: &str, list: &[String], board: bool) -> Result<Vec<PolicySpec>, String> {
+fn scenario_policies(key: &str, list: &[String], board: bool) -> Result<Vec<PolicySpec>, KeyError> {
+    let refused = |message: String| KeyError::new(key, message);
     let mut out: Vec<PolicySpec> = Vec::new();
     for label in list {
         // Names are trimmed wherever the command line or a file gives them.
@@ -222,24 +220,25 @@ fn scenario_policies(key: &str, list: &[String], board: bool) -> Result<Vec<Poli
         let name = name.trim();
         let info = if board { Info::Board } else { Info::Live };
         let kind = registry::resolve(name, info).map_err(|e| match e {
-            NameError::Unknown => {
-                format!("{key}: unknown policy '{name}'; valid policies: {}", registry::names(None))
-            }
+            NameError::Unknown => refused(format!(
+                "unknown policy '{name}'; valid policies: {}",
+                registry::names(None)
+            )),
             NameError::OutOfRange { family, min, max } => {
-                format!("{key}: '{name}': {family} takes {min} <= N <= {max}")
+                refused(format!("'{name}': {family} takes {min} <= N <= {max}"))
             }
             NameError::NotAllowed => {
                 let with =
                     if board { "a board (info.kind = \"board\")" } else { "live information" };
-                format!(
-                    "{key}: '{name}' is not available with {with}; valid: {}",
+                refused(format!(
+                    "'{name}' is not available with {with}; valid: {}",
                     registry::names(Some(info))
-                )
+                ))
             }
         })?;
-        let tuning = kind.tuning(params).map_err(|e| format!("{key}: '{label}': {e}"))?;
+        let tuning = kind.tuning(params).map_err(|e| refused(format!("'{label}': {e}")))?;
         if out.iter().any(|p| p.label == label) {
-            return Err(format!("{key}: '{label}' is listed twice"));
+            return Err(refused(format!("'{label}' is listed twice")));
         }
         out.push(PolicySpec { label: label.to_string(), kind, tuning });
     }
@@ -309,22 +308,21 @@ fn apply_overrides(
         ));
     }
     let mut values: Vec<(&str, String)> = Vec::new();
-    if let Some(s) = &r.requests {
-        values.push(("requests", parse_count("--requests", s, 2, limits::ARRIVALS)?.to_string()));
+    if let Some(n) = r.requests {
+        values.push(("requests", n.to_string()));
     }
-    if let Some(s) = &r.warmup {
-        let w = match s.trim() {
-            "auto" => "\"auto\"".to_string(),
-            s => parse_count("--warmup", s, 0, limits::ARRIVALS)?.to_string(),
+    if let Some(w) = r.warmup {
+        let w = match w {
+            WarmupArg::Auto => "\"auto\"".to_string(),
+            WarmupArg::Arrivals(n) => n.to_string(),
         };
         values.push(("warmup", w));
     }
-    if let Some(s) = &r.queue_guard {
-        let n = parse_count("--queue-guard", s, 1, limits::QUEUE_GUARD)?;
+    if let Some(n) = r.queue_guard {
         values.push(("queue_guard", n.to_string()));
     }
-    if let Some(s) = &r.precision {
-        values.push(("precision", format!("{:?}", parse_precision(s)?)));
+    if let Some(r) = r.precision {
+        values.push(("precision", format!("{r:?}")));
     }
     if let Some(s) = &r.max_requests {
         let n = parse_count("--max-requests", s, 2, limits::ARRIVALS)?;
@@ -400,7 +398,7 @@ fn check_set_keys(assignments: &[String]) -> Result<(), UsageError> {
 }
 
 /// A scenario's `ring-hash` and `maglev` on its `servers`, under the rules `hash` applies.
-fn check_hash_policies(policies: &[PolicySpec], servers: usize) -> Result<(), String> {
+fn check_hash_policies(policies: &[PolicySpec], servers: usize) -> Result<(), KeyError> {
     use crate::policy::{MaglevParams, RingHashParams};
     for p in policies {
         let (ring, maglev) = (p.tuning.get::<RingHashParams>(), p.tuning.get::<MaglevParams>());
@@ -412,7 +410,7 @@ fn check_hash_policies(policies: &[PolicySpec], servers: usize) -> Result<(), St
                 .map_err(|rule| format!("with vnodes {vnodes} {rule}")),
             _ => Ok(()),
         };
-        fits.map_err(|rule| format!("policies: '{}' {rule}", p.label))?;
+        fits.map_err(|rule| KeyError::new("policies", format!("'{}' {rule}", p.label)))?;
     }
     Ok(())
 }
