@@ -35,6 +35,7 @@ pub mod experiment;
 pub mod hashing;
 pub mod info;
 pub mod input;
+pub mod lifecycle;
 pub mod limits;
 pub mod model;
 pub mod named;

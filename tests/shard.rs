@@ -209,6 +209,24 @@ fn run_shards_merge_to_the_whole() {
     );
 }
 
+/// The lifecycle's counts travel in the records: merged shards print its columns byte for byte.
+#[test]
+fn lifecycle_shards_merge_to_the_whole() {
+    merged_equals_whole(
+        "lifecycle",
+        &[
+            "run",
+            "examples/scenarios/retries.toml",
+            "--set",
+            "run.requests=2000",
+            "--set",
+            "run.warmup=200",
+            "--seeds",
+            "3",
+        ],
+    );
+}
+
 #[test]
 fn hetero_shards_merge_to_the_whole() {
     let args = [

@@ -9,6 +9,7 @@ mod feedback;
 mod fleet;
 mod hashing;
 mod honest;
+mod lifecycle;
 mod regression;
 mod scenario;
 mod shard;

@@ -35,6 +35,17 @@ pub(super) enum Event<D> {
     ProbeAt(u32),
     /// The probe in flight number `i` is back at its client with what it read.
     ProbeBack(u32),
+    // ----- the request lifecycle (see `lifecycle.rs`) -----
+    /// Attempt `a`'s response, delayed after its service, reaches its client.
+    Respond(u32),
+    /// Attempt `a`'s per-attempt timeout.
+    Timeout(u32),
+    /// Request `r`'s deadline.
+    Deadline(u32),
+    /// Request `r`'s retry is sent, its backoff over.
+    Resend(u32),
+    /// The lifecycle's change `i` (a group's `delay` or `error`) takes effect.
+    Change(u32),
 }
 
 /// Board posts go after departures at the same instant: a request that leaves exactly when the

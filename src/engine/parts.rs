@@ -13,6 +13,7 @@ use std::collections::VecDeque;
 
 use super::event::Job;
 use super::feedback::{Recorded, WindowRecorder};
+use super::lifecycle::LifecycleState;
 use crate::admission::{Decision, Gate};
 use crate::model::{Farm, SimOptions};
 use crate::rng::{SimRng, StreamKey};
@@ -34,6 +35,8 @@ pub(super) trait Parts {
     fn joined(&mut self, s: usize, qlen: u32, t: f64, measured: bool);
     /// `job` left server `s` after `sojourn`, leaving `qlen`.
     fn left(&mut self, s: usize, qlen: u32, t: f64, job: &Job, sojourn: f64, measured: bool);
+    /// The request lifecycle (SPEC §11), if the farm has one.
+    fn lifecycle(&mut self) -> Option<&mut LifecycleState>;
     /// Adds what the parts measured to `stats`; the replication ended at `end`.
     fn finish(self, stats: &mut RepStats, end: f64);
 }
@@ -70,15 +73,22 @@ impl Parts for Off {
     fn left(&mut self, _: usize, _: u32, _: f64, _: &Job, _: f64, _: bool) {}
 
     #[inline(always)]
+    fn lifecycle(&mut self) -> Option<&mut LifecycleState> {
+        None
+    }
+
+    #[inline(always)]
     fn finish(self, _: &mut RepStats, _: f64) {}
 }
 
-/// The farm's admission stage, if it has one, and the series, if asked for.
+/// The farm's admission stage, if it has one, the series, if asked for, and the request
+/// lifecycle, if the farm has one.
 pub(super) struct On {
     gate: Option<Gate>,
     /// Requests the admission stage delayed, in the order they are let through.
     delayed: VecDeque<Job>,
     windows: Option<WindowRecorder>,
+    lifecycle: Option<Box<LifecycleState>>,
 }
 
 impl On {
@@ -93,7 +103,12 @@ impl On {
         let n = farm.rates.len();
         let windows = (opts.series)
             .map(|width| WindowRecorder::new(n, &opts.series_groups, width, opts.series_spool));
-        On { gate, delayed: VecDeque::new(), windows }
+        // The lifecycle's streams are seeded like the admission stage's, under their own names.
+        let lifecycle = farm.lifecycle.as_ref().map(|l| {
+            use rand::Rng;
+            Box::new(LifecycleState::new(l, &farm.rates, workload.clone().next_u64()))
+        });
+        On { gate, delayed: VecDeque::new(), windows, lifecycle }
     }
 }
 
@@ -148,7 +163,15 @@ impl Parts for On {
         }
     }
 
+    #[inline]
+    fn lifecycle(&mut self) -> Option<&mut LifecycleState> {
+        self.lifecycle.as_deref_mut()
+    }
+
     fn finish(self, stats: &mut RepStats, end: f64) {
+        if let Some(l) = &self.lifecycle {
+            stats.lifecycle = l.stats;
+        }
         if let Some(g) = self.gate {
             stats.admission = g.stats;
         }

@@ -10,7 +10,9 @@
 //!   series is asked for, [`On`] otherwise;
 //! - feedback, held requests and tags by the policy's constants ([`Policy::FEEDBACK`],
 //!   [`Policy::HOLDS`], [`Policy::TAGGED`]), tested where they apply;
-//! - rate changes by the farm's events, scheduled at the start.
+//! - rate changes by the farm's events, scheduled at the start;
+//! - the request lifecycle (errors, response delays, a queue limit, timeouts, retries: SPEC
+//!   §11) as part of [`On`], absent otherwise; its handlers are in `replication/lifecycle.rs`.
 //!
 //! Each choice is a type, so the loop is compiled once per combination and a part that is off
 //! costs nothing. [`Replication::run`] takes the events in order and hands each to its handler,
@@ -33,6 +35,8 @@ use crate::policy::Policy;
 use crate::rng::SimRng;
 use crate::stats::RepStats;
 use crate::workload::{Demands, Gaps};
+
+mod lifecycle;
 
 /// Runs one replication: `arrivals` and `service` draw the gaps and demands from `workload`,
 /// `coins` is the policy's own stream. A trace that ends before `len` asks ends the arrivals.
@@ -83,7 +87,7 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
     coins: SimRng,
 ) -> RepStats {
     let fixed_rates = farm.events.is_empty();
-    let bare = farm.admission.is_none() && opts.series.is_none();
+    let bare = farm.admission.is_none() && opts.series.is_none() && farm.lifecycle.is_none();
     let parts = opts.clone();
     let on = || On::new(farm, &parts, &workload);
     let b = Builder { farm, len, opts, policy, info, arrivals, service };
@@ -133,6 +137,11 @@ impl<'a, P: Policy, A: Gaps, S: Demands, I: InfoModel> Builder<'a, P, A, S, I> {
         let mut sim = Simulation::with_capacity(n * farm.slots as usize + farm.events.len() + 2);
         for (i, e) in farm.events.iter().enumerate() {
             schedule(&mut sim, e.at, Event::Rate(i as u32));
+        }
+        if let Some(l) = &farm.lifecycle {
+            for (i, c) in l.changes.iter().enumerate() {
+                schedule(&mut sim, c.at, Event::Change(i as u32));
+            }
         }
         let mut arrivals_over = true;
         if let Some(first) = arrivals.next_gap(&mut workload) {
@@ -269,6 +278,11 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             Event::Timer => self.timer(now),
             Event::ProbeAt(i) => self.probe_at(i, t),
             Event::ProbeBack(i) => self.probe_back(i, now),
+            Event::Respond(a) => return self.lc_respond(a, now),
+            Event::Timeout(a) => return self.lc_timeout(a, now),
+            Event::Deadline(r) => return self.lc_deadline(r, now),
+            Event::Resend(r) => return self.lc_resend(r, now),
+            Event::Change(i) => self.lc_change(i),
         }
         false
     }
@@ -295,7 +309,10 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         // The gap to the next arrival is the stream's next draw; taking it here (the last
         // arrival's is never used) lets its division overlap with the dispatch.
         let gap = self.arrivals.next_gap(&mut self.workload);
-        let job = Job { arrival: t, work, index: self.arrived, tag: 0 };
+        let mut job = Job { arrival: t, work, index: self.arrived, tag: 0 };
+        if self.parts.lifecycle().is_some() {
+            self.lc_open(&mut job, t);
+        }
         let stop = match self.parts.offer(t, self.arrived >= self.len.warmup) {
             Decision::Admit => self.send(job),
             Decision::Delay(at) => {
@@ -303,7 +320,12 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
                 schedule(&mut self.sim, at, Event::Release);
                 false
             }
-            Decision::Reject => false,
+            Decision::Reject => {
+                if self.parts.lifecycle().is_some() {
+                    self.lc_refused(job.index as u32, t);
+                }
+                false
+            }
         };
         if stop {
             return true;
@@ -325,6 +347,10 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let Some((s, job)) = self.servers.depart(token, t, &mut self.sim) else {
             return;
         };
+        if self.parts.lifecycle().is_some() {
+            self.lc_departure(s, job, now);
+            return;
+        }
         self.rec.stats.events += 1;
         let sojourn = t - job.arrival;
         let left = self.servers.len(s);
@@ -484,6 +510,9 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     /// True when the queue guard stops the replication.
     #[inline(always)]
     fn dispatch(&mut self, s: usize, mut job: Job) -> bool {
+        if self.parts.lifecycle().is_some() {
+            return self.lc_dispatch(s, job);
+        }
         let now = self.sim.now();
         let t = now.get();
         job.tag = if P::TAGGED { self.policy.tag() } else { 0 };

@@ -181,7 +181,13 @@ pub(crate) fn baseline(
 
 /// One group of `count` servers of rate `rate`, or none when `count` is 0.
 pub(crate) fn group(name: &str, count: usize, rate: f64) -> Option<crate::scenario::Group> {
-    (count > 0).then(|| crate::scenario::Group { name: name.into(), count: count as u64, rate })
+    (count > 0).then(|| crate::scenario::Group {
+        name: name.into(),
+        count: count as u64,
+        rate,
+        error: 0.0,
+        delay: 0.0,
+    })
 }
 
 /// `--print-scenario`: the scenario file that `lbsim run` turns into this command's numbers.

@@ -136,6 +136,7 @@ impl Point {
             discipline: self.spec.farm.discipline,
             events: self.spec.rate_changes(),
             admission: self.spec.admission.as_ref().map(|a| a.resolve().expect("validated")),
+            lifecycle: self.spec.lifecycle().map(Box::new),
         };
         self.policies
             .iter()
@@ -232,6 +233,9 @@ pub struct RunRow {
     /// The load the run saw: measured arrivals over the measured span (summed over
     /// replications), over the farm's capacity at time 0; `load` is the nominal one.
     pub realised_load: f64,
+    /// The request lifecycle's columns (SPEC §11), with `[client]`, errors or a queue limit.
+    #[serde(flatten)]
+    pub lifecycle: Option<LifecycleColumns>,
     /// `--series`: the replications' windows, pooled per group.
     #[serde(skip)]
     pub series: Option<PooledTape>,
@@ -397,6 +401,37 @@ fn short_of_cycles(point: &Point, o: &Outcome) -> Option<String> {
     })
 }
 
+/// The request lifecycle's columns (SPEC §11): over the measured requests of every
+/// replication; `mean` and the quantiles are then over the successful ones.
+#[derive(Debug, Clone, Serialize)]
+pub struct LifecycleColumns {
+    /// The fraction of requests answered without error within their deadline.
+    pub success: f64,
+    /// Successful answers per unit time over the offered rate, in the measured window.
+    pub goodput: f64,
+    /// Attempts per request.
+    pub attempts: f64,
+    /// Attempts that timed out and requests past their deadline, summed over replications.
+    pub timeouts: u64,
+    /// Attempts answered with an error or rejected, summed over replications.
+    pub errors: u64,
+    /// Server busy time spent on attempts whose answer nobody waited for, over all busy time.
+    pub wasted: f64,
+}
+
+impl LifecycleColumns {
+    fn of(l: &crate::lifecycle::LifecycleStats) -> Self {
+        LifecycleColumns {
+            success: l.success(),
+            goodput: l.goodput(),
+            attempts: l.attempts_per_request(),
+            timeouts: l.timeouts,
+            errors: l.errors,
+            wasted: l.wasted_share(),
+        }
+    }
+}
+
 /// The row of policy `p` at `point`.
 fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
     let s = &o.summary;
@@ -433,6 +468,7 @@ fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
             .collect(),
         baseline: None,
         requests: point.run.precision.map(|_| s.requests),
+        lifecycle: point.spec.lifecycle_columns().then(|| LifecycleColumns::of(&s.lifecycle)),
         realised_load: s.measured_gaps as f64 / s.measured_span / point.spec.capacity(),
         series: o.series.clone(),
     }

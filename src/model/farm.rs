@@ -19,6 +19,9 @@ pub struct Farm {
     pub events: Vec<RateChange>,
     /// A rate limiter in front of the balancer (`[admission]`).
     pub admission: Option<crate::admission::Admission>,
+    /// Errors, response delays, a queue limit and what clients do with their requests
+    /// (`[client]`, SPEC §11); `None` leaves the request lifecycle out of the replication.
+    pub lifecycle: Option<Box<crate::lifecycle::Lifecycle>>,
 }
 
 /// How a server serves the requests it holds.
@@ -59,6 +62,7 @@ impl Farm {
             discipline: Discipline::Fifo,
             events: Vec::new(),
             admission: None,
+            lifecycle: None,
         }
     }
 

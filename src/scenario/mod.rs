@@ -43,6 +43,9 @@ use crate::output::table::format_number as num;
 use crate::subset::Subsetting;
 use crate::workload::{ArrivalSpec, Arrivals, KeySpec, Service, ServiceSpec};
 
+mod client;
+pub use client::ClientSpec;
+
 /// How a scenario read from standard input (`lbsim run -`) is named in messages.
 pub const STDIN: &str = "standard input";
 
@@ -81,6 +84,10 @@ pub struct Spec {
     /// equal times.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventSpec>,
+    /// What each client does with its requests: timeouts, retries (`[client]`, SPEC §11; see
+    /// `client.rs`). Absent by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientSpec>,
 }
 
 impl Default for Spec {
@@ -97,6 +104,7 @@ impl Default for Spec {
             admission: None,
             sweep: Table::new(),
             events: Vec::new(),
+            client: None,
         }
     }
 }
@@ -131,14 +139,25 @@ pub struct FarmSpec {
     /// Parallel workers per server (1 to 1000), sharing its FIFO queue, or its processor time
     /// under `ps`; each works at the server's rate.
     pub slots: u32,
+    /// A server rejects at once a request that would find this many or more there (none by
+    /// default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_limit: Option<u32>,
 }
 
 impl Default for FarmSpec {
     fn default() -> Self {
         FarmSpec {
-            groups: vec![Group { name: "servers".into(), count: 100, rate: 1.0 }],
+            groups: vec![Group {
+                name: "servers".into(),
+                count: 100,
+                rate: 1.0,
+                error: 0.0,
+                delay: 0.0,
+            }],
             discipline: Discipline::Fifo,
             slots: 1,
+            queue_limit: None,
         }
     }
 }
@@ -152,6 +171,13 @@ pub struct Group {
     pub count: u64,
     /// Service rate of each (requests per mean service time of a rate-1 server).
     pub rate: f64,
+    /// The probability that a response is an error, drawn after its service (0 by default).
+    #[serde(skip_serializing_if = "client::is_zero")]
+    pub error: f64,
+    /// A constant added to each response after its service, the server free meanwhile (0 by
+    /// default).
+    #[serde(skip_serializing_if = "client::is_zero")]
+    pub delay: f64,
 }
 
 /// A group as written: the name may be left out, the count written `1e2`.
@@ -162,6 +188,10 @@ struct GroupText {
     #[serde(deserialize_with = "group_count")]
     count: Count,
     rate: f64,
+    #[serde(default)]
+    error: f64,
+    #[serde(default)]
+    delay: f64,
 }
 
 /// A group's `count`, read as every count of a file is ([`Count`]: `100` or `1e2`); a refusal
@@ -180,13 +210,16 @@ fn named_groups<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Group>, D:
             name: g.name.unwrap_or_else(|| format!("g{i}")),
             count: g.count.0,
             rate: g.rate,
+            error: g.error,
+            delay: g.delay,
         })
         .collect())
 }
 
 pub use crate::model::Discipline;
 
-/// `[[events]]`: at time `at`, every server of `group` changes its rate to `rate`.
+/// `[[events]]`: at time `at`, every server of `group` changes its rate to `rate`, its response
+/// delay to `delay`, its error probability to `error` (at least one of them).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EventSpec {
@@ -195,7 +228,14 @@ pub struct EventSpec {
     /// The name of a group of `farm.groups`.
     pub group: String,
     /// The group's new rate (per worker), from 1e-6 to 1e6.
-    pub rate: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// The group's new response delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<f64>,
+    /// The group's new error probability.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<f64>,
 }
 
 /// The most workers a server may have (`farm.slots`).
@@ -787,7 +827,8 @@ impl Spec {
         self.validate_info(servers)?;
         self.keys.validate().map_err(|(key, message)| invalid(&key, message))?;
         self.validate_run()?;
-        self.validate_precision()
+        self.validate_precision()?;
+        self.validate_lifecycle()
     }
 
     /// `farm.groups` and `farm.slots`; the number of servers.
@@ -853,12 +894,15 @@ impl Spec {
                     format!("{which}: group '{}' is not a group of farm.groups", e.group),
                 ));
             }
-            if !(limits::MIN_RATE..=limits::RATE).contains(&e.rate) {
+            if let Some(rate) = e.rate
+                && !(limits::MIN_RATE..=limits::RATE).contains(&rate)
+            {
                 return Err(invalid(
                     key,
-                    format!("{which}: rate {} is outside 1e-6 to 1e6", num(e.rate)),
+                    format!("{which}: rate {} is outside 1e-6 to 1e6", num(rate)),
                 ));
             }
+            client::validate_event(e, &which)?;
         }
         Ok(())
     }
@@ -1032,10 +1076,10 @@ impl Spec {
         let mut changes: Vec<RateChange> = self
             .events
             .iter()
-            .map(|e| {
+            .filter_map(|e| {
                 let (_, servers) =
                     ranges.iter().find(|(name, _)| *name == e.group).expect("a validated group");
-                RateChange { at: e.at, servers: servers.clone(), rate: e.rate }
+                Some(RateChange { at: e.at, servers: servers.clone(), rate: e.rate? })
             })
             .collect();
         changes.sort_by(|a, b| a.at.total_cmp(&b.at));

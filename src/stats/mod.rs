@@ -255,6 +255,8 @@ pub struct Summary {
     pub quantiles: Vec<(f64, f64)>,
     /// What the admission stage counted, over all replications.
     pub admission: crate::admission::AdmissionStats,
+    /// What the request lifecycle counted, over all replications.
+    pub lifecycle: crate::lifecycle::LifecycleStats,
     /// Measured arrivals per replication.
     pub requests: u64,
     /// The span of the replications' measurement windows: the earliest first and the latest last

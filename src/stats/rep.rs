@@ -302,6 +302,9 @@ pub struct RepStats {
     /// in a record.
     #[serde(skip)]
     pub spooled: Option<super::SpooledWindows>,
+    /// What the request lifecycle counted (SPEC §11; absent from the record without one).
+    #[serde(default, skip_serializing_if = "crate::lifecycle::LifecycleStats::is_empty")]
+    pub lifecycle: crate::lifecycle::LifecycleStats,
 }
 
 impl RepStats {
@@ -382,6 +385,7 @@ impl AddAssign<&RepStats> for RepStats {
         }
         self.stops += r.stops;
         self.admission.merge(&r.admission);
+        self.lifecycle.merge(&r.lifecycle);
     }
 }
 

@@ -190,6 +190,7 @@ impl Tally {
             rep_p99s: self.rep_p99s,
             quantiles,
             admission: merged.admission,
+            lifecycle: merged.lifecycle,
             requests: self.requests,
             window: self.window,
             measured_span: self.spans.1,

@@ -1,0 +1,176 @@
+//! The request lifecycle's state during a replication (SPEC §11): the requests a client is
+//! working on, their attempts, the random streams of errors, retry demands and backoff, the
+//! retry budget and throttle, and what is counted. The loop's handlers that drive it are in
+//! `replication/lifecycle.rs`; this part lives in [`On`](super::parts::On) and is absent
+//! (`None`, or the [`Off`](super::parts::Off) parts) when the farm has no lifecycle, so the
+//! article's loop does not pay for it.
+//!
+//! A request is what arrives; an attempt is one sending of it to a server. Between the loop's
+//! handlers the job a server holds names its attempt (`Job::index`), and a job on its way to a
+//! server (admission stage, a policy's backlog, a retry) names its request.
+
+use crate::lifecycle::budget::{RetryBudget, Throttle};
+use crate::lifecycle::{Lifecycle, LifecycleStats};
+use crate::rng::{SimRng, StreamKey};
+
+/// No attempt.
+pub(super) const NONE: u32 = u32::MAX;
+
+/// A request a client is working on.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Request {
+    /// When it arrived.
+    pub(super) arrival: f64,
+    /// Its arrival index (0 = the run's first, warm-up included).
+    pub(super) index: u64,
+    /// The first attempt's demand: the workload stream's draw.
+    pub(super) work: f64,
+    /// Attempts sent so far.
+    pub(super) attempts: u32,
+    /// The attempt the client waits for, or [`NONE`].
+    pub(super) current: u32,
+    /// Answered, failed for good, or past its deadline.
+    pub(super) done: bool,
+    /// A deadline event is pending for it.
+    pub(super) deadline_pending: bool,
+    /// A retry waits out its backoff.
+    pub(super) backoff_pending: bool,
+}
+
+impl Request {
+    /// Whether it is past the warm-up.
+    pub(super) fn measured(&self, warmup: u64) -> bool {
+        self.index >= warmup
+    }
+}
+
+/// One sending of a request to a server.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Attempt {
+    pub(super) request: u32,
+    pub(super) server: u32,
+    /// When it was sent.
+    pub(super) sent: f64,
+    /// Its demand until it is served, then the server's busy time on it.
+    pub(super) work: f64,
+    /// The policy's tag it was sent under.
+    pub(super) tag: u32,
+    /// The client still waits for its answer.
+    pub(super) awaited: bool,
+    /// At its server (queued, in service, or its response on the way back).
+    pub(super) at_server: bool,
+    /// Its timeout event is pending.
+    pub(super) timer: bool,
+    /// Its response (on the way back) is an error.
+    pub(super) error: bool,
+    /// Its request is measured.
+    pub(super) measured: bool,
+    /// It is a retry (counted in the budget's active retries while awaited).
+    pub(super) retry: bool,
+}
+
+/// The lifecycle of one replication.
+pub(super) struct LifecycleState {
+    /// The configuration; `error` and `delay` follow the changes.
+    pub(super) cfg: Lifecycle,
+    /// Each server's rate at time 0: an attempt's busy time is its demand over it.
+    pub(super) rates: Vec<f64>,
+    pub(super) requests: Vec<Request>,
+    free_requests: Vec<u32>,
+    pub(super) attempts: Vec<Attempt>,
+    free_attempts: Vec<u32>,
+    /// Whether a response is an error.
+    pub(super) errors: SimRng,
+    /// The demands of attempts after the first.
+    pub(super) demands: SimRng,
+    /// Backoff jitter.
+    pub(super) backoff: SimRng,
+    pub(super) budget: Option<RetryBudget>,
+    pub(super) throttle: Option<Throttle>,
+    /// Requests arrived and not finished.
+    pub(super) active_requests: u64,
+    /// Retries in backoff or in flight.
+    pub(super) active_retries: u64,
+    pub(super) stats: LifecycleStats,
+}
+
+impl LifecycleState {
+    /// The lifecycle `cfg` on servers of `rates`; its streams are seeded from `seed` (a word
+    /// of a copy of the workload stream), one per purpose.
+    pub(super) fn new(cfg: &Lifecycle, rates: &[f64], seed: u64) -> Self {
+        let c = &cfg.client;
+        LifecycleState {
+            cfg: cfg.clone(),
+            rates: rates.to_vec(),
+            requests: Vec::new(),
+            free_requests: Vec::new(),
+            attempts: Vec::new(),
+            free_attempts: Vec::new(),
+            errors: StreamKey::new(seed, "lifecycle-errors").rng(),
+            demands: StreamKey::new(seed, "lifecycle-demands").rng(),
+            backoff: StreamKey::new(seed, "lifecycle-backoff").rng(),
+            budget: (c.budget > 0.0)
+                .then_some(RetryBudget { fraction: c.budget, min: c.budget_min }),
+            throttle: (c.throttle_tokens > 0.0)
+                .then(|| Throttle::new(c.throttle_tokens, c.throttle_ratio)),
+            active_requests: 0,
+            active_retries: 0,
+            stats: LifecycleStats::default(),
+        }
+    }
+
+    /// A request arrived at `t`, the `index`-th, with the demand `work`: its number.
+    pub(super) fn open(&mut self, t: f64, index: u64, work: f64) -> u32 {
+        self.active_requests += 1;
+        let r = Request {
+            arrival: t,
+            index,
+            work,
+            attempts: 0,
+            current: NONE,
+            done: false,
+            deadline_pending: self.cfg.client.deadline > 0.0,
+            backoff_pending: false,
+        };
+        match self.free_requests.pop() {
+            Some(i) => {
+                self.requests[i as usize] = r;
+                i
+            }
+            None => {
+                self.requests.push(r);
+                (self.requests.len() - 1) as u32
+            }
+        }
+    }
+
+    /// A new attempt: its number.
+    pub(super) fn attempt(&mut self, a: Attempt) -> u32 {
+        match self.free_attempts.pop() {
+            Some(i) => {
+                self.attempts[i as usize] = a;
+                i
+            }
+            None => {
+                self.attempts.push(a);
+                (self.attempts.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Frees request `r` once nothing refers to it any more.
+    pub(super) fn release_request(&mut self, r: u32) {
+        let q = &self.requests[r as usize];
+        if q.done && !q.deadline_pending && !q.backoff_pending {
+            self.free_requests.push(r);
+        }
+    }
+
+    /// Frees attempt `a` once nothing refers to it any more.
+    pub(super) fn release_attempt(&mut self, a: u32) {
+        let x = &self.attempts[a as usize];
+        if !x.awaited && !x.at_server && !x.timer {
+            self.free_attempts.push(a);
+        }
+    }
+}

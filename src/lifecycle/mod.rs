@@ -1,0 +1,199 @@
+//! The request lifecycle (SPEC §11): what servers do besides serving (errors, a response delay,
+//! a queue limit) and what a client does with its requests (per-attempt timeouts, an overall
+//! deadline, retries with backoff, a retry budget and retry throttling).
+//!
+//! This module holds the configuration as a replication reads it ([`Lifecycle`]) and the rules,
+//! each following a cited source: [`backoff`] (Envoy, gRPC, the chapter's anti-pattern) and
+//! [`budget`] (Envoy's retry budget, gRPC's retry throttling). The engine
+//! (`engine/lifecycle.rs`) runs them on the one event loop; a replication without a
+//! [`Lifecycle`] has none of it.
+
+pub mod backoff;
+pub mod budget;
+
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+pub use backoff::Backoff;
+
+/// What a replication with a lifecycle simulates besides the farm.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lifecycle {
+    /// Per server: the probability that a response is an error (drawn after service).
+    pub error: Vec<f64>,
+    /// Per server: a constant added to each response after its service; the server is free
+    /// meanwhile, the client's in-flight count includes it.
+    pub delay: Vec<f64>,
+    /// A server rejects at once (`reject`) a request that would find this many or more there.
+    pub queue_limit: Option<u32>,
+    /// Changes of `delay` and `error` during the run, in time order.
+    pub changes: Vec<Change>,
+    /// What each client does with its requests.
+    pub client: Client,
+}
+
+/// At `at`, every server of `servers` takes the `delay` and `error` given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// Absolute simulated time (warm-up included).
+    pub at: f64,
+    /// Server indices.
+    pub servers: Range<usize>,
+    /// The new response delay, if it changes.
+    pub delay: Option<f64>,
+    /// The new error probability, if it changes.
+    pub error: Option<f64>,
+}
+
+/// A client's rules (`[client]`): the defaults are SPEC §11's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Client {
+    /// Per-attempt timeout (Envoy `per_try_timeout`); 0 = none.
+    pub timeout: f64,
+    /// Overall deadline, retries included (Envoy's route timeout); 0 = none.
+    pub deadline: f64,
+    /// Retries after the first attempt (Envoy `num_retries`).
+    pub retries: u32,
+    /// Which failures are retried.
+    pub retry_on: RetryOn,
+    /// The wait before each retry.
+    pub backoff: Backoff,
+    /// Envoy's retry budget: active retries may reach `budget` times the active requests (0 =
+    /// no budget).
+    pub budget: f64,
+    /// The budget's floor (Envoy `min_retry_concurrency`).
+    pub budget_min: u32,
+    /// gRPC retry throttling: `max_tokens` (0 = off).
+    pub throttle_tokens: f64,
+    /// gRPC retry throttling: `token_ratio`.
+    pub throttle_ratio: f64,
+}
+
+impl Default for Client {
+    fn default() -> Self {
+        Client {
+            timeout: 0.0,
+            deadline: 0.0,
+            retries: 0,
+            retry_on: RetryOn::ALL,
+            backoff: Backoff::None,
+            budget: 0.0,
+            budget_min: 3,
+            throttle_tokens: 0.0,
+            throttle_ratio: 0.1,
+        }
+    }
+}
+
+/// How an attempt failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Failure {
+    /// No answer within the per-attempt timeout.
+    Timeout,
+    /// The server answered with an error.
+    Error,
+    /// The server refused it at once (its queue was at `queue_limit`).
+    Reject,
+}
+
+/// The failures a client retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryOn {
+    /// Retry attempts that timed out.
+    pub timeout: bool,
+    /// Retry attempts answered with an error.
+    pub error: bool,
+    /// Retry attempts a server refused.
+    pub reject: bool,
+}
+
+impl RetryOn {
+    /// Every failure.
+    pub const ALL: RetryOn = RetryOn { timeout: true, error: true, reject: true };
+
+    /// The set of `failures`.
+    pub fn of(failures: &[Failure]) -> RetryOn {
+        RetryOn {
+            timeout: failures.contains(&Failure::Timeout),
+            error: failures.contains(&Failure::Error),
+            reject: failures.contains(&Failure::Reject),
+        }
+    }
+
+    /// Whether `f` is retried.
+    pub fn retries(self, f: Failure) -> bool {
+        match f {
+            Failure::Timeout => self.timeout,
+            Failure::Error => self.error,
+            Failure::Reject => self.reject,
+        }
+    }
+}
+
+/// What the lifecycle counted over the measured requests (each request counted once it is
+/// finished: answered, failed, or still open when the run ended). Merges by addition, in the
+/// order given, like every other float sum.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LifecycleStats {
+    /// Measured requests.
+    pub requests: u64,
+    /// Those answered without error within their deadline.
+    pub successes: u64,
+    /// Successful answers that came inside the measured window (by their time, whichever
+    /// request they answer): over the measured arrivals, the goodput.
+    pub good_in_window: u64,
+    /// Attempts of the measured requests.
+    pub attempts: u64,
+    /// Attempts that timed out, and requests whose deadline expired.
+    pub timeouts: u64,
+    /// Attempts answered with an error or rejected.
+    pub errors: u64,
+    /// Of `errors`, the rejections.
+    pub rejects: u64,
+    /// Server busy time of the measured requests' attempts.
+    pub busy: f64,
+    /// Of `busy`, the time spent on attempts whose answer nobody waited for.
+    pub wasted: f64,
+}
+
+impl LifecycleStats {
+    /// Nothing counted (a replication without a lifecycle).
+    pub fn is_empty(&self) -> bool {
+        *self == LifecycleStats::default()
+    }
+
+    /// Adds `other` in.
+    pub fn merge(&mut self, other: &LifecycleStats) {
+        self.requests += other.requests;
+        self.successes += other.successes;
+        self.good_in_window += other.good_in_window;
+        self.attempts += other.attempts;
+        self.timeouts += other.timeouts;
+        self.errors += other.errors;
+        self.rejects += other.rejects;
+        self.busy += other.busy;
+        self.wasted += other.wasted;
+    }
+
+    /// The fraction of requests answered without error within their deadline.
+    pub fn success(&self) -> f64 {
+        self.successes as f64 / self.requests.max(1) as f64
+    }
+
+    /// Successful answers per unit time over the offered rate (both over the measured window).
+    pub fn goodput(&self) -> f64 {
+        self.good_in_window as f64 / self.requests.max(1) as f64
+    }
+
+    /// Attempts per request.
+    pub fn attempts_per_request(&self) -> f64 {
+        self.attempts as f64 / self.requests.max(1) as f64
+    }
+
+    /// The share of busy time spent on answers nobody waited for.
+    pub fn wasted_share(&self) -> f64 {
+        if self.busy > 0.0 { self.wasted / self.busy } else { 0.0 }
+    }
+}

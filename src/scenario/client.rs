@@ -1,0 +1,283 @@
+//! `[client]` and the server side of the request lifecycle in a scenario (SPEC §11): a group's
+//! `error` and `delay`, `[farm] queue_limit`, events that change `delay` and `error`, and what
+//! each client does with its requests. [`Spec::lifecycle`] turns them into what a replication
+//! simulates ([`Lifecycle`]); without any of them it is `None` and the run is the same, byte for
+//! byte, as before they existed.
+
+use serde::{Deserialize, Serialize};
+
+use super::{EventSpec, Invalid, Spec, invalid, num};
+use crate::lifecycle::backoff::BackoffKind;
+use crate::lifecycle::{Backoff, Change, Client, Failure, Lifecycle, RetryOn};
+
+/// The most retries a request may have.
+pub const MAX_RETRIES: u32 = 100;
+
+/// The most tokens of gRPC's retry throttling (gRFC A6: `maxTokens` is at most 1000).
+pub const MAX_THROTTLE_TOKENS: f64 = 1000.0;
+
+/// `[client]`: the defaults are SPEC §11's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClientSpec {
+    /// Per-attempt timeout (Envoy `per_try_timeout`); 0 = none.
+    pub timeout: f64,
+    /// Overall deadline, retries included (Envoy's route timeout); 0 = none.
+    pub deadline: f64,
+    /// false: a timed-out attempt keeps its place and is served anyway (its work `wasted`).
+    /// `true` (removing it from its server) is not supported yet.
+    pub cancel: bool,
+    /// Retries after the first attempt (Envoy `num_retries`; 1 in Envoy, 0 here).
+    pub retries: u32,
+    /// The failures retried.
+    pub retry_on: Vec<Failure>,
+    /// `envoy`, `grpc`, `exponential` or `none` (see [`crate::lifecycle::backoff`]).
+    pub backoff: BackoffKind,
+    /// The backoff's base interval.
+    pub backoff_base: f64,
+    /// The backoff's cap.
+    pub backoff_max: f64,
+    /// The growth factor of `grpc`'s backoff.
+    pub multiplier: f64,
+    /// Envoy's retry budget: active retries below `budget` times the active requests (0.2 in
+    /// Envoy); 0 = no budget.
+    pub budget: f64,
+    /// The budget's floor (Envoy `min_retry_concurrency`, 3).
+    pub budget_min: u32,
+    /// gRPC retry throttling's `max_tokens`; 0 = off.
+    pub throttle_tokens: f64,
+    /// gRPC retry throttling's `token_ratio`.
+    pub throttle_ratio: f64,
+    /// gRPC hedging's delay: not supported yet (0).
+    pub hedge: f64,
+    /// gRPC hedging's most attempts: not supported yet (2).
+    pub hedge_max: u32,
+    /// Retries carry the first attempt's demand: not supported yet (false).
+    pub same_work: bool,
+}
+
+impl Default for ClientSpec {
+    fn default() -> Self {
+        ClientSpec {
+            timeout: 0.0,
+            deadline: 0.0,
+            cancel: false,
+            retries: 0,
+            retry_on: vec![Failure::Timeout, Failure::Error, Failure::Reject],
+            backoff: BackoffKind::Envoy,
+            backoff_base: 25.0,
+            backoff_max: 250.0,
+            multiplier: 1.6,
+            budget: 0.0,
+            budget_min: 3,
+            throttle_tokens: 0.0,
+            throttle_ratio: 0.1,
+            hedge: 0.0,
+            hedge_max: 2,
+            same_work: false,
+        }
+    }
+}
+
+/// Whether `x` is 0 (a group's `error` and `delay` are written only when set).
+pub(super) fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+/// A probability in `[0, 1]`.
+fn probability(key: &str, what: &str, p: f64) -> Result<(), Invalid> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(())
+    } else {
+        Err(invalid(key, format!("{what}error {} is not a probability from 0 to 1", num(p))))
+    }
+}
+
+/// A duration `>= 0`.
+fn duration(key: &str, what: &str, name: &str, d: f64) -> Result<(), Invalid> {
+    if d.is_finite() && d >= 0.0 {
+        Ok(())
+    } else {
+        Err(invalid(key, format!("{what}{name} {} is not a time >= 0", num(d))))
+    }
+}
+
+/// An event's `delay` and `error`, and that it changes something.
+pub(super) fn validate_event(e: &EventSpec, which: &str) -> Result<(), Invalid> {
+    if e.rate.is_none() && e.delay.is_none() && e.error.is_none() {
+        return Err(invalid(
+            "events",
+            format!("{which}: changes nothing: give rate, delay or error"),
+        ));
+    }
+    if let Some(d) = e.delay {
+        duration("events", &format!("{which}: "), "delay", d)?;
+    }
+    if let Some(p) = e.error {
+        probability("events", &format!("{which}: "), p)?;
+    }
+    Ok(())
+}
+
+impl Spec {
+    /// The request lifecycle of this scenario: `None` when no group has an `error` or a
+    /// `delay`, no event changes them, there is no `queue_limit` and no `[client]`.
+    pub fn lifecycle(&self) -> Option<Lifecycle> {
+        let server_side = self.farm.groups.iter().any(|g| g.error > 0.0 || g.delay > 0.0)
+            || self.events.iter().any(|e| e.delay.is_some() || e.error.is_some());
+        if !server_side && self.farm.queue_limit.is_none() && self.client.is_none() {
+            return None;
+        }
+        let per_server = |f: fn(&super::Group) -> f64| {
+            self.farm
+                .groups
+                .iter()
+                .flat_map(|g| std::iter::repeat_n(f(g), g.count as usize))
+                .collect::<Vec<f64>>()
+        };
+        let mut start = 0;
+        let ranges: Vec<(&str, std::ops::Range<usize>)> = self
+            .farm
+            .groups
+            .iter()
+            .map(|g| {
+                let r = start..start + g.count as usize;
+                start = r.end;
+                (g.name.as_str(), r)
+            })
+            .collect();
+        let mut changes: Vec<Change> = self
+            .events
+            .iter()
+            .filter(|e| e.delay.is_some() || e.error.is_some())
+            .map(|e| {
+                let (_, servers) =
+                    ranges.iter().find(|(name, _)| *name == e.group).expect("a validated group");
+                Change { at: e.at, servers: servers.clone(), delay: e.delay, error: e.error }
+            })
+            .collect();
+        changes.sort_by(|a, b| a.at.total_cmp(&b.at));
+        let c = self.client.clone().unwrap_or_default();
+        let client = Client {
+            timeout: c.timeout,
+            deadline: c.deadline,
+            retries: c.retries,
+            retry_on: RetryOn::of(&c.retry_on),
+            backoff: Backoff::new(c.backoff, c.backoff_base, c.backoff_max, c.multiplier),
+            budget: c.budget,
+            budget_min: c.budget_min,
+            throttle_tokens: c.throttle_tokens,
+            throttle_ratio: c.throttle_ratio,
+        };
+        Some(Lifecycle {
+            error: per_server(|g| g.error),
+            delay: per_server(|g| g.delay),
+            queue_limit: self.farm.queue_limit,
+            changes,
+            client,
+        })
+    }
+
+    /// Whether the rows carry the lifecycle's columns: with `[client]`, errors (a group's or an
+    /// event's) or a queue limit.
+    pub fn lifecycle_columns(&self) -> bool {
+        self.client.is_some()
+            || self.farm.queue_limit.is_some()
+            || self.farm.groups.iter().any(|g| g.error > 0.0)
+            || self.events.iter().any(|e| e.error.is_some())
+    }
+
+    /// The groups' `error` and `delay`, `farm.queue_limit` and `[client]`.
+    pub(super) fn validate_lifecycle(&self) -> Result<(), Invalid> {
+        for g in &self.farm.groups {
+            let what = format!("group '{}': ", g.name);
+            probability("farm.groups", &what, g.error)?;
+            duration("farm.groups", &what, "delay", g.delay)?;
+        }
+        if self.farm.queue_limit == Some(0) {
+            return Err(invalid(
+                "farm.queue_limit",
+                "expected a queue length of at least 1, got 0",
+            ));
+        }
+        match &self.client {
+            Some(c) => validate_client(c),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `[client]`'s values, and the keys this version does not support yet.
+fn validate_client(c: &ClientSpec) -> Result<(), Invalid> {
+    duration("client.timeout", "", "timeout", c.timeout)?;
+    duration("client.deadline", "", "deadline", c.deadline)?;
+    if c.cancel {
+        return Err(invalid(
+            "client.cancel",
+            "true (removing a timed-out attempt from its server) is not supported yet; \
+             leave it false: a timed-out attempt is served anyway and counted as wasted",
+        ));
+    }
+    if c.hedge != 0.0 || c.hedge_max != 2 {
+        let key = if c.hedge != 0.0 { "client.hedge" } else { "client.hedge_max" };
+        return Err(invalid(key, "hedging is not supported yet; leave hedge and hedge_max out"));
+    }
+    if c.same_work {
+        return Err(invalid(
+            "client.same_work",
+            "true (retries carrying the first attempt's demand) is not supported yet",
+        ));
+    }
+    if c.retries > MAX_RETRIES {
+        return Err(invalid(
+            "client.retries",
+            format!("expected 0 to {MAX_RETRIES} retries, got {}", c.retries),
+        ));
+    }
+    if c.backoff != BackoffKind::None {
+        if !(c.backoff_base.is_finite() && c.backoff_base > 0.0) {
+            return Err(invalid(
+                "client.backoff_base",
+                format!("expected a time > 0, got {}", num(c.backoff_base)),
+            ));
+        }
+        if !(c.backoff_max.is_finite() && c.backoff_max >= c.backoff_base) {
+            return Err(invalid(
+                "client.backoff_max",
+                format!(
+                    "expected a time >= backoff_base ({}), got {}",
+                    num(c.backoff_base),
+                    num(c.backoff_max)
+                ),
+            ));
+        }
+    }
+    if !(c.multiplier.is_finite() && c.multiplier >= 1.0) {
+        return Err(invalid(
+            "client.multiplier",
+            format!("expected a factor >= 1, got {}", num(c.multiplier)),
+        ));
+    }
+    if !(0.0..=1.0).contains(&c.budget) {
+        return Err(invalid(
+            "client.budget",
+            format!("expected a fraction from 0 to 1 (0.2 = Envoy's 20%), got {}", num(c.budget)),
+        ));
+    }
+    if !(0.0..=MAX_THROTTLE_TOKENS).contains(&c.throttle_tokens) {
+        return Err(invalid(
+            "client.throttle_tokens",
+            format!(
+                "expected 0 (off) to {MAX_THROTTLE_TOKENS} tokens, got {}",
+                num(c.throttle_tokens)
+            ),
+        ));
+    }
+    if !(c.throttle_ratio.is_finite() && c.throttle_ratio > 0.0) {
+        return Err(invalid(
+            "client.throttle_ratio",
+            format!("expected a ratio > 0, got {}", num(c.throttle_ratio)),
+        ));
+    }
+    Ok(())
+}
