@@ -266,7 +266,7 @@ impl WindowRecorder {
 
     /// The window holding time `t`, opened (with those before it) if it is not yet: the one
     /// whose end, `(w + 1) * width` as the recorder computes it, lies past `t`. (`t / width`
-    /// alone can round below an edge that `t` has reached, e.g. `t = 3 * 0.1`: integrating from
+    /// alone can round below an edge that `t` has reached, e.g. `t = 43 * 0.1`: integrating from
     /// that edge would then never move on.)
     fn window(&mut self, t: f64) -> usize {
         let mut w = (t / self.width) as usize;
@@ -477,8 +477,8 @@ mod tests {
 
     #[test]
     fn a_time_on_a_window_edge_is_in_the_window_that_starts_there() {
-        // With width 0.1, k * 0.1 / 0.1 rounds below k for thousands of k (k = 3: 0.30000000000000004
-        // / 0.1 is 3.0000000000000004, but k = 6, 7, 12, ... fall short); the recorder must still
+        // With width 0.1, (k * 0.1) / 0.1 rounds below k for 13,099 of these k (43, 81, 86, 91,
+        // 162, ...: 43 * 0.1 = 4.3 and 4.3 / 0.1 = 42.99999999999999); the recorder must still
         // place the edge in window k, or integrating from it stalls.
         let mut w = WindowRecorder::new(1, &[], 0.1, false);
         for k in 0..200_000usize {
