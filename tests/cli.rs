@@ -181,6 +181,169 @@ fn values_typed_by_the_parser_are_refused_with_lbsims_own_line() {
     }
 }
 
+/// One bad value of each command's own options (its arguments separated by `|`) and the exact
+/// line it is refused with. Each is alone on its command line: with several bad values, which
+/// one is named first may depend on their order.
+const BAD_VALUES: &[(&str, &str)] = &[
+    ("bins|--n|0", "invalid value '0' for --n: expected an integer from 1 to 100000000"),
+    ("bins|--n|1,,2", "--n has an empty item in '1,,2'"),
+    ("bins|--d|65", "invalid value '65' for --d: expected an integer from 1 to 64"),
+    ("bins|--d|1,1", "--d lists '1' twice"),
+    ("bins|--variants|up", "invalid value 'up' for --variants: expected uniform or left"),
+    ("bins|--variants|", "--variants needs at least one value"),
+    ("fixed|--n|x", "invalid value 'x' for --n: expected an integer from 1 to 1000000"),
+    (
+        "fixed|--lambda|1",
+        "invalid value '1' for --lambda: expected a utilisation with 0 < load < 1 (at least 1e-6)",
+    ),
+    ("fixed|--lambda|0.5,0.5", "--lambda lists '0.5' twice"),
+    ("fixed|--d|101", "invalid value '101' for --d: expected an integer from 1 to 100"),
+    (
+        "fixed|--precision|0.01|--max-requests|1e3",
+        "invalid value '1e3' for --max-requests: expected an integer from --requests (5000000) to 1000000000000",
+    ),
+    (
+        "homo|--servers|1.5",
+        "invalid value '1.5' for --servers: expected an integer from 1 to 1000000",
+    ),
+    ("homo|--loads|0.5,,0.7", "--loads has an empty item in '0.5,,0.7'"),
+    (
+        "homo|--policies|jsq-local",
+        "invalid value 'jsq-local' for --policies: not available in this command; valid here: random, rr, swrr, pNc (p2c, p3c, ... N from 2 to 100), p2c-repl, jsq, p2c-pewma, least-request, least-conn, random-two, aperture, jiq, ring-hash, maglev, wrr-orca, prequal, c3, least-latency",
+    ),
+    ("homo|--policies|p2c,p2c", "--policies lists 'p2c' twice"),
+    ("homo|--tau|0", "invalid value '0' for --tau: expected a time constant > 0"),
+    (
+        "homo|--baseline|bogus",
+        "invalid value 'bogus' for --baseline: expected one of --policies (random, rr, p2c, p2c-repl, p3c, jsq)",
+    ),
+    ("hetero|--slow|-1", "invalid value '-1' for --slow: expected an integer from 0 to 1000000"),
+    ("hetero|--fast|x", "invalid value 'x' for --fast: expected an integer from 0 to 1000000"),
+    ("hetero|--slow-rate|0", "invalid value '0' for --slow-rate: expected a rate from 1e-6 to 1e6"),
+    (
+        "hetero|--fast-rate|1e7",
+        "invalid value '1e7' for --fast-rate: expected a rate from 1e-6 to 1e6",
+    ),
+    (
+        "hetero|--load|1",
+        "invalid value '1' for --load: expected a utilisation with 0 < load < 1 (at least 1e-6)",
+    ),
+    (
+        "hetero|--policies|p0c",
+        "invalid value 'p0c' for --policies: unknown policy; valid policies: random, rr, swrr, pNc (p2c, p3c, ... N from 2 to 100), p2c-repl, jsq, jsq-local, p2c-pewma, least-request, least-conn, random-two, aperture, jiq, ring-hash, maglev, wrr-orca, prequal, c3, least-latency",
+    ),
+    ("hetero|--tau|x", "invalid value 'x' for --tau: expected a time constant > 0"),
+    (
+        "hetero|--baseline|p3c",
+        "invalid value 'p3c' for --baseline: expected one of --policies (random, rr, swrr, p2c, jsq, p2c-pewma)",
+    ),
+    ("stale|--servers|0", "invalid value '0' for --servers: expected an integer from 1 to 1000000"),
+    (
+        "stale|--load|x",
+        "invalid value 'x' for --load: expected a utilisation with 0 < load < 1 (at least 1e-6)",
+    ),
+    (
+        "stale|--periods|0.0001",
+        "invalid value '0.0001' for --periods: expected 0 (live) or a period >= 0.001",
+    ),
+    ("stale|--periods|", "--periods needs at least one value"),
+    ("stale|--policies|p101c", "invalid value 'p101c' for --policies: pNc takes 2 <= N <= 100"),
+    (
+        "stale|--baseline|rr2",
+        "invalid value 'rr2' for --baseline: expected one of --policies (random, p2c, p3c, jsq, jsq-local)",
+    ),
+    (
+        "swrr|--trace|0",
+        "invalid value '0' for --trace: expected comma-separated integer weights from 1 to 1000000",
+    ),
+    ("swrr|--weights|", "--weights needs at least one set"),
+    (
+        "swrr|--weights|1",
+        "invalid value '1' for --weights: a set needs two servers or more (one server is picked every time)",
+    ),
+    ("swrr|--weights|1,2;;3,4", "--weights has an empty set in '1,2;;3,4'"),
+    ("swrr|--weights|1,2;1,2", "--weights lists '1,2' twice"),
+    ("hash|--servers|0", "invalid value '0' for --servers: expected an integer from 1 to 1000000"),
+    ("hash|--keys|1.5", "invalid value '1.5' for --keys: expected an integer from 1 to 100000000"),
+    ("hash|--vnodes|1,1", "--vnodes lists '1' twice"),
+    (
+        "hash|--methods|bogus",
+        "invalid value 'bogus' for --methods: expected ring, maglev or modulo",
+    ),
+    (
+        "hash|--balance|1.001",
+        "invalid value '1.001' for --balance: expected a factor above 1 and at most 100 in whole percent (1.25 is HAProxy's hash-balance-factor 125)",
+    ),
+    (
+        "subset|--clients|0",
+        "invalid value '0' for --clients: expected an integer from 1 to 1000000",
+    ),
+    (
+        "subset|--backends|x",
+        "invalid value 'x' for --backends: expected an integer from 1 to 1000000",
+    ),
+    ("subset|--subsets|3,3", "--subsets lists '3' twice"),
+    (
+        "subset|--methods|bogus",
+        "invalid value 'bogus' for --methods: expected random or deterministic",
+    ),
+    (
+        "limit|--limiter|token-bucket:rate=0",
+        "--limiter: admission.rate: expected a number > 0, got 0",
+    ),
+    (
+        "limit|--limiter|token-bucket:rate=10,burst=1|--pattern|poisson",
+        "--pattern: poisson: rate is missing",
+    ),
+    (
+        "limit|--limiter|token-bucket:rate=10,burst=1|--duration|0",
+        "invalid value '0' for --duration: a number > 0, at most 1e9",
+    ),
+    (
+        "limit|--limiter|token-bucket:rate=10,burst=1|--capacity|x",
+        "invalid value 'x' for --capacity: a number > 0, at most 1e9",
+    ),
+    (
+        "run|examples/scenarios/hetero.toml|--set|foo|--print",
+        "invalid value 'foo' for --set: expected KEY=VALUE",
+    ),
+    (
+        "run|examples/scenarios/hetero.toml|--set|a..b=1|--print",
+        "--set a..b=1: 'a..b' is not a dotted key",
+    ),
+    (
+        "run|examples/scenarios/hetero.toml|--policies|p2c,,jsq|--print",
+        "--policies has an empty item in 'p2c,,jsq'",
+    ),
+    (
+        "run|examples/scenarios/hetero.toml|--admission|token-bucket|--print",
+        "invalid value 'token-bucket' for --admission: admission.rate: missing (the limiter needs it)",
+    ),
+    (
+        "run|examples/scenarios/hetero.toml|--series|s.csv|--series-window|0",
+        "invalid value '0' for --series-window: expected a width > 0",
+    ),
+    (
+        "run|examples/scenarios/hetero.toml|--baseline|bogus|--requests|100|--dry-run",
+        "invalid value 'bogus' for --baseline: expected one of the scenario's policies (swrr, p2c, jsq, p2c-pewma)",
+    ),
+    (
+        "run|examples/scenarios/hetero.toml|--max-requests|abc|--precision|0.1",
+        "invalid value 'abc' for --max-requests: expected an integer from 2 to 1000000000000",
+    ),
+];
+
+#[test]
+fn every_command_option_refuses_a_bad_value_with_its_own_line() {
+    for &(args, line) in BAD_VALUES {
+        let args: Vec<&str> = args.split('|').collect();
+        let out = lbsim(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), format!("error: {line}\n"), "{args:?}");
+    }
+}
+
 #[test]
 fn the_shared_and_run_options_arrive_typed() {
     let argv = ["lbsim", "homo", "--seeds", "1e3", "--seed", "1_000", "--threads", "3"];
