@@ -1,13 +1,23 @@
-//! The command line, as clap sees it. The shared options and the run options are typed here by
-//! [`crate::options`]' value parsers; the others stay close to the flags, and each command's file
-//! in `experiment` validates them and builds the typed configuration it runs on.
+//! The command line, as clap sees it. Every value arrives typed by a value parser: the shared
+//! options and the run options by [`crate::options`]', each command's own options by
+//! [`crate::args`]' (`--max-requests` apart, whose accepted range depends on `--requests`). A
+//! value a parser refuses is reported with lbsim's own one line ([`options::refused`]); each
+//! command's file in `experiment` checks what depends on other options and builds the
+//! configuration it runs on.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+use crate::admission::AdmissionSpec;
+use crate::args::{
+    self, Baseline, HashMethod, Limiter, List, PatternArg, PolicyLabels, Variant, Weights,
+};
 use crate::options::{self, Quantiles, Shard, WarmupArg};
 use crate::output::Format;
+use crate::policy::PolicyKind;
 use crate::policy::registry::{self, BOARD_POLICIES_HELP, HelpText, LIVE_POLICIES_HELP};
+use crate::scenario::Assignment;
+use crate::subset::Subsetting;
 
 /// A discrete-event simulator for load-balancing policies.
 ///
@@ -219,20 +229,20 @@ pub struct LimitArgs {
     /// nodelay), gcra (rate, burst), fixed-window, sliding-log, sliding-window (limit, window),
     /// adaptive (k, window, queue_limit); any of them with instances, split, skew
     /// [default: none, which runs the chapter's claims]
-    #[arg(long, allow_hyphen_values = true, value_name = "SPEC")]
-    pub limiter: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "SPEC", value_parser = args::limiter)]
+    pub limiter: Option<Limiter>,
     /// Arrivals: poisson:rate=R, constant:rate=R, on-off:rate=R,on=A,off=B,
     /// boundary:count=N,window=W (N just before and N just after every other window boundary),
     /// trace:file=F (a CSV column `time`, replayed at its own timestamps) [default:
     /// poisson:rate=200]
-    #[arg(long, allow_hyphen_values = true, value_name = "SPEC")]
-    pub pattern: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "SPEC", value_parser = args::pattern)]
+    pub pattern: Option<PatternArg>,
     /// Simulated time per replication (a trace runs to its end) [default: 100]
-    #[arg(long, allow_hyphen_values = true, value_name = "T")]
-    pub duration: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "T", value_parser = args::duration)]
+    pub duration: Option<f64>,
     /// Rate of the backend the adaptive throttle talks to [default: 100]
-    #[arg(long, allow_hyphen_values = true, value_name = "RATE")]
-    pub capacity: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "RATE", value_parser = args::capacity)]
+    pub capacity: Option<f64>,
 }
 
 const SUBSET_EXAMPLES: &str = "\
@@ -249,14 +259,14 @@ mean, each the median over --seeds replications (default 20).";
 #[derive(Debug, Args)]
 pub struct SubsetArgs {
     /// Clients, each connecting to one subset of the backends, 1 to 10^6
-    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "300")]
-    pub clients: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "300", value_parser = args::clients)]
+    pub clients: usize,
     /// Backends, 1 to 10^6
-    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "300")]
-    pub backends: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "300", value_parser = args::backends)]
+    pub backends: usize,
     /// Subset sizes (backends per client), comma-separated, each 1 to --backends
-    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "30,90")]
-    pub subsets: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "30,90", value_parser = args::subsets)]
+    pub subsets: List<usize>,
     /// Methods, comma-separated: `random` (each client shuffles the backends on its own and
     /// keeps the first S) and `deterministic` (the SRE book's rounds of backends/S clients
     /// sharing one shuffle, each client taking the next S; the remainder of each round's
@@ -265,9 +275,10 @@ pub struct SubsetArgs {
         long,
         allow_hyphen_values = true,
         value_name = "LIST",
-        default_value = "random,deterministic"
+        default_value = "random,deterministic",
+        value_parser = args::subset_methods
     )]
-    pub methods: String,
+    pub methods: List<Subsetting>,
 }
 
 const RUN_EXAMPLES: &str = "\
@@ -286,22 +297,22 @@ pub struct ScenarioArgs {
     pub file: PathBuf,
     /// Override a key by its dotted path, e.g. --set arrivals.load=0.95 (repeatable; the value is
     /// read as TOML, or as a string when it is not) [default: none]
-    #[arg(long = "set", value_name = "KEY=VALUE", allow_hyphen_values = true)]
-    pub set: Vec<String>,
+    #[arg(long = "set", value_name = "KEY=VALUE", allow_hyphen_values = true, value_parser = args::set)]
+    pub set: Vec<Assignment>,
     /// Policies to compare instead of the file's, comma-separated: NAME or NAME:key=value
     /// (e.g. p2c,p2c-pewma:tau=5; NAME from the policy table of `lbsim --help`); with
     /// `info.clients` > 1 each client runs its own copy, the feedback policies included, and
     /// learns from its own part of the traffic (wrr-orca: the reports of its servers; prequal:
     /// its own probes; c3, least-latency: the responses to its own requests) [default: the
     /// file's `policies`]
-    #[arg(long, allow_hyphen_values = true, value_name = "LIST")]
-    pub policies: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", value_parser = args::policy_labels)]
+    pub policies: Option<PolicyLabels>,
     /// A rate limiter in front of the balancer instead of the file's `[admission]`:
     /// NAME:key=value,... with NAME token-bucket, leaky-bucket, gcra, fixed-window, sliding-log,
     /// sliding-window or adaptive (e.g. token-bucket:rate=80,burst=20); allows load >= 1
     /// [default: the file's, or none]
-    #[arg(long, allow_hyphen_values = true, value_name = "SPEC")]
-    pub admission: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "SPEC", value_parser = args::admission)]
+    pub admission: Option<Box<AdmissionSpec>>,
     /// Print the scenario as lbsim reads it (canonical TOML, defaults filled in, overrides
     /// applied) instead of running it [default: run it]
     #[arg(long)]
@@ -312,8 +323,8 @@ pub struct ScenarioArgs {
     #[arg(long, value_name = "FILE")]
     pub series: Option<PathBuf>,
     /// With --series: the window width in time units, above 0 [default: 10]
-    #[arg(long, allow_hyphen_values = true, value_name = "W")]
-    pub series_window: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "W", value_parser = args::series_window)]
+    pub series_window: Option<f64>,
     /// Run length and precision, over the file's `[run]`.
     #[command(flatten)]
     pub run: ScenarioRunArgs,
@@ -351,8 +362,8 @@ pub struct ScenarioRunArgs {
     /// Compare every policy with POLICY (one of the scenario's policies, as written, e.g.
     /// p2c-pewma:tau=5) at each sweep point: adds mean_vs_base, mean_vs_base_ci95, p99_vs_base,
     /// p99_vs_base_ci95 (relative differences, paired over replications) [default: none]
-    #[arg(long, allow_hyphen_values = true, value_name = "POLICY")]
-    pub baseline: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "POLICY", value_parser = args::baseline)]
+    pub baseline: Option<Baseline>,
 }
 
 /// Warm-up and measured arrivals, the runaway guard, and how results are read.
@@ -400,8 +411,8 @@ pub struct BaselineArgs {
     /// Compare every policy with POLICY (one of --policies) in the same scenario: adds
     /// mean_vs_base, p99_vs_base (relative differences, -0.25 = 25% lower) and their paired 95%
     /// half-widths over replications [default: no comparison]
-    #[arg(long, allow_hyphen_values = true, value_name = "POLICY")]
-    pub baseline: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "POLICY", value_parser = args::baseline)]
+    pub baseline: Option<Baseline>,
 }
 
 /// `lbsim bins`
@@ -412,30 +423,31 @@ pub struct BinsArgs {
         long,
         allow_hyphen_values = true,
         value_name = "LIST",
-        default_value = "1000,10000,100000,1000000"
+        default_value = "1000,10000,100000,1000000",
+        value_parser = args::bins_n
     )]
-    pub n: String,
+    pub n: List<u64>,
     /// Choices per ball, comma-separated, each 1 to 64 and at most the smallest --n
-    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "1,2,3,4")]
-    pub d: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "1,2,3,4", value_parser = args::bins_d)]
+    pub d: List<u32>,
     /// Variants, comma-separated: `uniform` (d independent choices) and `left` (always-go-left,
     /// run for d >= 2 only)
-    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "uniform,left")]
-    pub variants: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "uniform,left", value_parser = args::variants)]
+    pub variants: List<Variant>,
 }
 
 /// `lbsim fixed`
 #[derive(Debug, Args)]
 pub struct FixedArgs {
     /// Servers (all of rate 1), 1 to 10^6
-    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "1000")]
-    pub n: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "1000", value_parser = args::fixed_n)]
+    pub n: usize,
     /// Utilisations, comma-separated, each with 0 < lambda < 1 (fraction of capacity)
-    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "0.9")]
-    pub lambda: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "0.9", value_parser = args::lambda)]
+    pub lambda: List<f64>,
     /// Choices, comma-separated, each 1 to 100 and at most --n (1 is random, 2 is p2c)
-    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "1,2,3")]
-    pub d: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "1,2,3", value_parser = args::fixed_d)]
+    pub d: List<u32>,
     /// Also draw the simulated s_i over the fixed-point lines (log axis) as an SVG figure into
     /// FILE, written as --out writes (`-` is stdout when --out names a file) [default: no figure]
     #[arg(long, value_name = "FILE")]
@@ -454,28 +466,30 @@ pub struct FixedArgs {
 #[derive(Debug, Args)]
 pub struct HomoArgs {
     /// Servers (all of rate 1), 1 to 10^6
-    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "100")]
-    pub servers: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "100", value_parser = args::servers)]
+    pub servers: usize,
     /// Utilisations, comma-separated, each with 0 < load < 1 (fraction of capacity)
     #[arg(
         long,
         allow_hyphen_values = true,
         value_name = "LIST",
-        default_value = "0.5,0.7,0.8,0.9,0.95,0.99"
+        default_value = "0.5,0.7,0.8,0.9,0.95,0.99",
+        value_parser = args::loads
     )]
-    pub loads: String,
+    pub loads: List<f64>,
     /// Policies, comma-separated (the live-information rows of the policy table)
     #[arg(
         long,
         help = LIVE_POLICIES_HELP,
         allow_hyphen_values = true,
         value_name = "LIST",
-        default_value = "random,rr,p2c,p2c-repl,p3c,jsq"
+        default_value = "random,rr,p2c,p2c-repl,p3c,jsq",
+        value_parser = args::live_policies
     )]
-    pub policies: String,
+    pub policies: List<PolicyKind>,
     /// Peak-EWMA decay time constant, > 0, in mean service times (p2c-pewma only)
-    #[arg(long, allow_hyphen_values = true, value_name = "T", default_value = "10")]
-    pub tau: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "T", default_value = "10", value_parser = args::tau)]
+    pub tau: f64,
     /// Print this run as a scenario file for `lbsim run` (which then gives the same numbers)
     /// instead of running it [default: run it]
     #[arg(long)]
@@ -492,33 +506,34 @@ pub struct HomoArgs {
 #[derive(Debug, Args)]
 pub struct HeteroArgs {
     /// Slow servers (listed first), 0 to 10^6
-    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "20")]
-    pub slow: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "20", value_parser = args::slow)]
+    pub slow: usize,
     /// Service rate of a slow server, 10^-6 to 10^6, in requests per mean service time of a
     /// rate-1 server
-    #[arg(long, allow_hyphen_values = true, value_name = "RATE", default_value = "0.5")]
-    pub slow_rate: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "RATE", default_value = "0.5", value_parser = args::slow_rate)]
+    pub slow_rate: f64,
     /// Fast servers, 0 to 10^6 (at least one server in all)
-    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "80")]
-    pub fast: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "80", value_parser = args::fast)]
+    pub fast: usize,
     /// Service rate of a fast server, 10^-6 to 10^6, same unit as --slow-rate
-    #[arg(long, allow_hyphen_values = true, value_name = "RATE", default_value = "1")]
-    pub fast_rate: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "RATE", default_value = "1", value_parser = args::fast_rate)]
+    pub fast_rate: f64,
     /// Utilisation of the total capacity, 0 < load < 1 (arrival rate = load x sum of rates)
-    #[arg(long, allow_hyphen_values = true, value_name = "LOAD", default_value = "0.8")]
-    pub load: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "LOAD", default_value = "0.8", value_parser = args::one_load)]
+    pub load: f64,
     /// Policies, comma-separated (the live-information rows of the policy table)
     #[arg(
         long,
         help = LIVE_POLICIES_HELP,
         allow_hyphen_values = true,
         value_name = "LIST",
-        default_value = "random,rr,swrr,p2c,jsq,p2c-pewma"
+        default_value = "random,rr,swrr,p2c,jsq,p2c-pewma",
+        value_parser = args::live_policies
     )]
-    pub policies: String,
+    pub policies: List<PolicyKind>,
     /// Peak-EWMA decay time constant, > 0, in mean service times of a rate-1 server
-    #[arg(long, allow_hyphen_values = true, value_name = "T", default_value = "10")]
-    pub tau: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "T", default_value = "10", value_parser = args::tau)]
+    pub tau: f64,
     /// Print this run as a scenario file for `lbsim run` (which then gives the same numbers)
     /// instead of running it [default: run it]
     #[arg(long)]
@@ -535,29 +550,31 @@ pub struct HeteroArgs {
 #[derive(Debug, Args)]
 pub struct StaleArgs {
     /// Servers (all of rate 1), 1 to 10^6
-    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "100")]
-    pub servers: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "100", value_parser = args::servers)]
+    pub servers: usize,
     /// Utilisation, 0 < load < 1 (fraction of capacity)
-    #[arg(long, allow_hyphen_values = true, value_name = "LOAD", default_value = "0.9")]
-    pub load: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "LOAD", default_value = "0.9", value_parser = args::one_load)]
+    pub load: f64,
     /// Board periods T, comma-separated, in mean service times: 0 (live queue lengths) or at
     /// least 0.001
     #[arg(
         long,
         allow_hyphen_values = true,
         value_name = "LIST",
-        default_value = "0,0.5,1,2,5,10,20,50"
+        default_value = "0,0.5,1,2,5,10,20,50",
+        value_parser = args::periods
     )]
-    pub periods: String,
+    pub periods: List<f64>,
     /// Policies, comma-separated (the bulletin-board rows of the policy table)
     #[arg(
         long,
         help = BOARD_POLICIES_HELP,
         allow_hyphen_values = true,
         value_name = "LIST",
-        default_value = "random,p2c,p3c,jsq,jsq-local"
+        default_value = "random,p2c,p3c,jsq,jsq-local",
+        value_parser = args::board_policies
     )]
-    pub policies: String,
+    pub policies: List<PolicyKind>,
     /// Also draw the mean sojourn against the board period, one line per policy, as an SVG
     /// figure into FILE, written as --out writes (`-` is stdout when --out names a file)
     /// [default: no figure]
@@ -580,29 +597,29 @@ pub struct StaleArgs {
 pub struct SwrrArgs {
     /// Print one cycle of the smooth algorithm for these integer weights, each 1 to 10^6
     /// (e.g. 5,1,1; the cycle, the sum of the weights, times the servers at most 10^6)
-    #[arg(long, allow_hyphen_values = true, value_name = "WEIGHTS", conflicts_with = "weights")]
-    pub trace: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "WEIGHTS", conflicts_with = "weights", value_parser = args::trace)]
+    pub trace: Option<Weights>,
     /// Weight sets to compare, separated by `;`, each a comma-separated list of two or more
     /// integers 1 to 10^6 (cycle times servers at most 10^8) [default: 5,1,1; 1,1,1; 3,2,1; 4,3,2,1; 10,1;
     /// 100,1,1; 1,2; and 20x1 + 80x2 (100 servers)]
-    #[arg(long, allow_hyphen_values = true, value_name = "SETS")]
-    pub weights: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "SETS", value_parser = args::weight_sets)]
+    pub weights: Option<List<Vec<u64>>>,
 }
 
 /// `lbsim hash`
 #[derive(Debug, Args)]
 pub struct HashArgs {
     /// Servers n, 1 to 10^6 (up to 65536 with maglev); the moved fraction adds server n to them
-    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "100")]
-    pub servers: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "100", value_parser = args::servers)]
+    pub servers: usize,
     /// Keys placed: the integers 0..N, each hashed by xxHash64 of its 8 little-endian bytes; 1 to
     /// 10^8 (accepts 1e6 or 1_000_000)
-    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "1e6")]
-    pub keys: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "N", default_value = "1e6", value_parser = args::keys)]
+    pub keys: u64,
     /// Virtual nodes (points) per server on the ring, comma-separated, each 1 or more, with
     /// (servers + 1) x vnodes at most 10^7; ring rows only
-    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "1,10,100,1000")]
-    pub vnodes: String,
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", default_value = "1,10,100,1000", value_parser = args::vnodes)]
+    pub vnodes: List<usize>,
     /// Placements, comma-separated: `ring` (Karger's ring with --vnodes points per server, as
     /// Envoy's ring_hash), `maglev` (Maglev's table of 65537 entries, as Envoy's maglev) and
     /// `modulo` (hash mod n)
@@ -610,16 +627,17 @@ pub struct HashArgs {
         long,
         allow_hyphen_values = true,
         value_name = "LIST",
-        default_value = "ring,maglev,modulo"
+        default_value = "ring,maglev,modulo",
+        value_parser = args::hash_methods
     )]
-    pub methods: String,
+    pub methods: List<HashMethod>,
     /// Also place the keys on each ring with bounded loads (HAProxy's hash-balance-factor, as a
     /// factor: 1.25 for 125): keys are placed one after another, each counting as one request in
     /// flight, and a key whose server already holds its share of ceil((placed + 1) x F) goes to
     /// the next server clockwise that does not; adds `ring-bounded` rows. This is how a bounded
     /// ring spreads a static key set [default: off]
-    #[arg(long, allow_hyphen_values = true, value_name = "F")]
-    pub balance: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_name = "F", value_parser = args::balance)]
+    pub balance: Option<f64>,
 }
 
 #[cfg(test)]

@@ -17,7 +17,8 @@
 //! - [`input`]: the user's files read within limits (size, line length, regular files);
 //! - [`theory`]: the closed forms results are checked against.
 //!
-//! Data flow: `cli` → [`experiment::Config::from_cli`] (each command validates its own options,
+//! Data flow: `cli` (its values typed by the value parsers of [`options`] and [`args`]) →
+//! [`experiment::Config::from_cli`] (each command validates its own options,
 //! [`experiment::Command::config`]) → the command's plan of tasks, executed and merged
 //! ([`experiment::Planned`]), or its own run ([`experiment::Direct`]) → typed rows
 //! ([`experiment::Rows`]) → a [`output::Report`] of cells for the exporters; the figures and the
@@ -26,6 +27,7 @@
 #![warn(missing_docs)]
 
 pub mod admission;
+pub mod args;
 pub mod article;
 pub mod cli;
 pub mod count;

@@ -361,3 +361,52 @@ fn the_shared_and_run_options_arrive_typed() {
         a.run.quantiles.as_ref().unwrap().0.iter().map(|q| q.column.as_str()).collect();
     assert_eq!(columns, ["p50", "p99"]);
 }
+
+#[test]
+fn the_command_options_arrive_typed() {
+    use lbsim::args::{HashMethod, Variant, Weights};
+    use lbsim::cli::Command;
+    use lbsim::policy::PolicyKind;
+    let parse = |args: &[&str]| {
+        Cli::try_parse_from(std::iter::once("lbsim").chain(args.iter().copied())).unwrap().command
+    };
+    let Command::Bins(a) = parse(&["bins", "--n", "1e3, 10", "--variants", "left"]) else {
+        panic!("bins")
+    };
+    assert_eq!(
+        (a.n.0, a.d.0, a.variants.0),
+        (vec![1000, 10], vec![1, 2, 3, 4], vec![Variant::Left])
+    );
+    let Command::Homo(a) =
+        parse(&["homo", "--policies", "p2c, jsq", "--tau", "5", "--baseline", " jsq"])
+    else {
+        panic!("homo")
+    };
+    assert_eq!(a.policies.0, [PolicyKind::PnC(2), PolicyKind::Jsq]);
+    assert_eq!(
+        (a.servers, a.tau, a.baseline.baseline.unwrap().kind),
+        (100, 5.0, Some(PolicyKind::Jsq))
+    );
+    let Command::Swrr(a) = parse(&["swrr", "--trace", "5,1,1"]) else { panic!("swrr") };
+    assert_eq!(a.trace, Some(Weights(vec![5, 1, 1])));
+    let Command::Swrr(a) = parse(&["swrr", "--weights", "1,2;3,1,1"]) else { panic!("swrr") };
+    assert_eq!(a.weights.unwrap().0, [vec![1, 2], vec![3, 1, 1]]);
+    let Command::Hash(a) = parse(&["hash", "--methods", "maglev", "--balance", "1.25"]) else {
+        panic!("hash")
+    };
+    assert_eq!((a.methods.0, a.balance, a.keys), (vec![HashMethod::Maglev], Some(1.25), 1_000_000));
+    let Command::Limit(a) =
+        parse(&["limit", "--limiter", "token-bucket:rate=10", "--pattern", "poisson:rate=5"])
+    else {
+        panic!("limit")
+    };
+    assert_eq!(a.limiter.unwrap().given, "token-bucket:rate=10");
+    assert_eq!(a.pattern.unwrap().pattern, lbsim::workload::Pattern::Poisson { rate: 5.0 });
+    let run =
+        ["run", "x.toml", "--set", "a.b = 1", "--set", "c=d=e", "--policies", "p2c:x=1,y=2,jsq"];
+    let Command::Run(a) = parse(&run) else { panic!("run") };
+    let sets: Vec<(&str, &str)> =
+        a.set.iter().map(|s| (s.key.as_str(), s.value.as_str())).collect();
+    assert_eq!(sets, [("a.b", "1"), ("c", "d=e")]);
+    assert_eq!(a.policies.unwrap().0, ["p2c:x=1,y=2", "jsq"]);
+}

@@ -12,24 +12,15 @@ use super::params;
 use super::{Command, Experiment, Merged, Plan, Planned};
 use crate::cli::BinsArgs;
 use crate::cli::Global;
-use crate::error::{UsageError, bad, conflict};
+use crate::error::{UsageError, conflict};
 use crate::experiment::common::{Common, check_memory, check_replications};
 use crate::limits;
-use crate::options::{parse_count, parse_list};
 use crate::output::Report;
 use crate::policy::uniform;
 use crate::rng::{SimRng, StreamKey};
 use crate::stats::median;
 
-/// `bins` variant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Variant {
-    /// d independent uniform choices.
-    Uniform,
-    /// Vöcking's always-go-left.
-    Left,
-}
+pub use crate::args::Variant;
 
 /// `lbsim bins`.
 #[derive(Debug, Clone, Serialize)]
@@ -53,13 +44,7 @@ impl Command for Bins {
     /// Validates `lbsim bins`: the bin counts, choices and variants.
     fn config(a: &BinsArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
         let (seeds, threads) = (common.seeds, common.threads);
-        let n = parse_list("--n", &a.n, |s| parse_count("--n", s, 1, limits::BINS))?;
-        let d = parse_list("--d", &a.d, |s| Ok(parse_count("--d", s, 1, 64)? as u32))?;
-        let variants = parse_list("--variants", &a.variants, |s| match s {
-            "uniform" => Ok(Variant::Uniform),
-            "left" => Ok(Variant::Left),
-            _ => Err(bad("--variants", s, "expected uniform or left")),
-        })?;
+        let (n, d, variants) = (a.n.to_vec(), a.d.to_vec(), a.variants.to_vec());
         if !variants.contains(&Variant::Uniform) && d.iter().all(|&dd| dd < 2) {
             return Err(conflict(
                 "--variants left",

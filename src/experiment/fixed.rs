@@ -16,7 +16,6 @@ use crate::cli::Global;
 use crate::error::{UsageError, conflict, too_large};
 use crate::limits;
 use crate::model::{Farm, Information};
-use crate::options::{load, parse_count, parse_list, server_count};
 use crate::output::Report;
 use crate::output::plot;
 use crate::policy::PolicyKind;
@@ -61,11 +60,7 @@ impl Command for Fixed {
     /// Validates `lbsim fixed`: the farm, loads and choices, with the levels the fixed point lists.
     fn config(a: &FixedArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
         let (seeds, threads) = (common.seeds, common.threads);
-        let n = server_count("--n", &a.n, 1)?;
-        let lambda = parse_list("--lambda", &a.lambda, |s| load("--lambda", s))?;
-        let d = parse_list("--d", &a.d, |s| {
-            Ok(parse_count("--d", s, 1, u64::from(limits::CHOICES))? as u32)
-        })?;
+        let (n, lambda, d) = (a.n, a.lambda.to_vec(), a.d.to_vec());
         if let Some(&dd) = d.iter().find(|&&dd| dd as usize > n) {
             return Err(conflict(
                 "--d",

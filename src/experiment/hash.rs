@@ -30,25 +30,14 @@ use super::{Command, Direct, Experiment};
 use super::{Progress, params};
 use crate::cli::Global;
 use crate::cli::HashArgs;
-use crate::error::{UsageError, bad, conflict, too_large};
+use crate::error::{UsageError, conflict, too_large};
 use crate::hashing::{DEFAULT_TABLE_SIZE, Maglev, Ring, factor_percent, haproxy_slots, key_hash};
 use crate::limits;
-use crate::options::{parse_count, parse_f64, parse_list};
 use crate::output::Report;
 use crate::rng::StreamKey;
 use crate::stats::median;
 
-/// A placement compared by `hash`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HashMethod {
-    /// The hash ring with virtual nodes.
-    Ring,
-    /// Maglev's lookup table.
-    Maglev,
-    /// `hash % n`.
-    Modulo,
-}
+pub use crate::args::HashMethod;
 
 /// `lbsim hash`.
 #[derive(Debug, Clone, Serialize)]
@@ -76,37 +65,15 @@ impl Command for Hash {
     /// Validates `lbsim hash`.
     fn config(a: &HashArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
         let (seeds, threads) = (common.seeds, common.threads);
-        let servers = parse_count("--servers", &a.servers, 1, limits::SERVERS)? as usize;
-        let keys = parse_count("--keys", &a.keys, 1, limits::HASH_KEYS)?;
-        let vnodes = parse_list("--vnodes", &a.vnodes, |s| {
-            Ok(parse_count("--vnodes", s, 1, limits::RING_POINTS)? as usize)
-        })?;
-        let methods = parse_list("--methods", &a.methods, |s| match s {
-            "ring" => Ok(HashMethod::Ring),
-            "maglev" => Ok(HashMethod::Maglev),
-            "modulo" => Ok(HashMethod::Modulo),
-            _ => Err(bad("--methods", s, "expected ring, maglev or modulo")),
-        })?;
+        let (servers, keys, balance) = (a.servers, a.keys, a.balance);
+        let (vnodes, methods) = (a.vnodes.to_vec(), a.methods.to_vec());
         let ring = methods.contains(&HashMethod::Ring);
-        let balance = match &a.balance {
-            Some(s) => {
-                let f = parse_f64(
-                    "--balance",
-                    s,
-                    |f| f > 1.0 && f <= 100.0 && ((f * 100.0).round() - f * 100.0).abs() < 1e-9,
-                    "expected a factor above 1 and at most 100 in whole percent (1.25 is HAProxy's \
-                     hash-balance-factor 125)",
-                )?;
-                if !ring {
-                    return Err(conflict(
-                        "--balance",
-                        "adds ring-bounded rows, which need ring in --methods",
-                    ));
-                }
-                Some(f)
-            }
-            None => None,
-        };
+        if balance.is_some() && !ring {
+            return Err(conflict(
+                "--balance",
+                "adds ring-bounded rows, which need ring in --methods",
+            ));
+        }
         if methods.contains(&HashMethod::Maglev) {
             maglev_fits(servers, 1, DEFAULT_TABLE_SIZE)
                 .map_err(|rule| conflict("--servers", format!("{servers} with maglev: {rule}")))?;

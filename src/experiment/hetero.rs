@@ -25,9 +25,7 @@ use crate::cli::HeteroArgs;
 use crate::error::{UsageError, conflict};
 use crate::limits;
 use crate::model::Farm;
-use crate::options::{load, parse_f64, policies, rate, server_count};
 use crate::output::Report;
-use crate::policy::Info;
 use crate::policy::{PolicyKind, integer_weights};
 use crate::stats::Summary;
 
@@ -76,20 +74,16 @@ impl Command for Hetero {
     /// Validates `lbsim hetero`: a farm of slow and fast servers and its policies.
     fn config(a: &HeteroArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
         let (seeds, threads) = (common.seeds, common.threads);
-        let slow = server_count("--slow", &a.slow, 0)?;
-        let fast = server_count("--fast", &a.fast, 0)?;
+        let (slow, fast) = (a.slow, a.fast);
         if slow + fast == 0 || (slow + fast) as u64 > limits::SERVERS {
             return Err(conflict(
                 "--slow plus --fast",
                 format!("must be from 1 to {} servers, got {}", limits::SERVERS, slow + fast),
             ));
         }
-        let slow_rate = rate("--slow-rate", &a.slow_rate)?;
-        let fast_rate = rate("--fast-rate", &a.fast_rate)?;
-        let load = load("--load", &a.load)?;
-        let policies = policies("--policies", &a.policies, Info::Live)?;
+        let (slow_rate, fast_rate, load, tau) = (a.slow_rate, a.fast_rate, a.load, a.tau);
+        let policies = a.policies.to_vec();
         check_farm_size(&policies, slow + fast, "--slow plus --fast")?;
-        let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
         let what = format!("--slow plus --fast ({})", slow + fast);
         check_run_size(seeds, policies.len(), threads, slow + fast, &what)?;
         let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;

@@ -15,9 +15,8 @@ use crate::cli::Global;
 use crate::cli::HomoArgs;
 use crate::error::UsageError;
 use crate::model::Farm;
-use crate::options::{load, parse_f64, parse_list, policies, server_count};
 use crate::output::Report;
-use crate::policy::{Info, PolicyKind};
+use crate::policy::PolicyKind;
 
 /// `lbsim homo`.
 #[derive(Debug, Clone, Serialize)]
@@ -49,12 +48,10 @@ impl Command for Homo {
     /// Validates `lbsim homo`: a farm of equal servers, its loads and policies.
     fn config(a: &HomoArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
         let (seeds, threads) = (common.seeds, common.threads);
-        let servers = server_count("--servers", &a.servers, 1)?;
-        let loads = parse_list("--loads", &a.loads, |s| load("--loads", s))?;
-        let policies = policies("--policies", &a.policies, Info::Live)?;
+        let (servers, loads, policies, tau) =
+            (a.servers, a.loads.to_vec(), a.policies.to_vec(), a.tau);
         check_farm_size(&policies, servers, "--servers")?;
         check_swrr(&policies, &vec![1.0; servers])?;
-        let tau = parse_f64("--tau", &a.tau, |x| x > 0.0, "expected a time constant > 0")?;
         let what = format!("--servers {servers}");
         check_run_size(seeds, loads.len() * policies.len(), threads, servers, &what)?;
         let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;

@@ -165,12 +165,12 @@ pub(crate) fn baseline(
     a: &cli::BaselineArgs,
     policies: &[PolicyKind],
 ) -> Result<Option<PolicyKind>, UsageError> {
-    let Some(s) = &a.baseline else { return Ok(None) };
-    match PolicyKind::parse(s.trim()).filter(|p| policies.contains(p)) {
+    let Some(b) = &a.baseline else { return Ok(None) };
+    match b.kind.filter(|p| policies.contains(p)) {
         Some(p) => Ok(Some(p)),
         None => Err(bad(
             "--baseline",
-            s,
+            &b.given,
             format!(
                 "expected one of --policies ({})",
                 policies.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")

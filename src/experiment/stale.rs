@@ -24,10 +24,8 @@ use crate::cli::StaleArgs;
 use crate::error::{UsageError, too_large};
 use crate::limits;
 use crate::model::{Farm, Information};
-use crate::options::{load, parse_f64, parse_list, policies, server_count};
 use crate::output::Report;
 use crate::output::plot;
-use crate::policy::Info;
 use crate::policy::PolicyKind;
 use std::path::PathBuf;
 
@@ -77,17 +75,8 @@ impl Command for Stale {
     /// Validates `lbsim stale`: a farm behind a board, its posting periods and policies.
     fn config(a: &StaleArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
         let (seeds, threads) = (common.seeds, common.threads);
-        let servers = server_count("--servers", &a.servers, 1)?;
-        let load = load("--load", &a.load)?;
-        let periods = parse_list("--periods", &a.periods, |s| {
-            parse_f64(
-                "--periods",
-                s,
-                |x| x == 0.0 || x >= limits::MIN_PERIOD,
-                &format!("expected 0 (live) or a period >= {}", limits::MIN_PERIOD),
-            )
-        })?;
-        let policies = policies("--policies", &a.policies, Info::Board)?;
+        let (servers, load) = (a.servers, a.load);
+        let (periods, policies) = (a.periods.to_vec(), a.policies.to_vec());
         check_farm_size(&policies, servers, "--servers")?;
         check_swrr(&policies, &vec![1.0; servers])?;
         let what = format!("--servers {servers}");

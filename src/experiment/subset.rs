@@ -19,13 +19,12 @@ use super::{Progress, params};
 use crate::cli::Global;
 use crate::cli::SubsetArgs;
 use crate::error::UsageError;
-use crate::options::{parse_count, parse_list};
 use crate::output::Report;
 use crate::stats::median;
 use crate::subset::{Spread, Subsetting, connections, key};
 
 /// Largest `--clients` and `--backends`.
-pub const MAX_COUNT: u64 = 1_000_000;
+pub const MAX_COUNT: u64 = crate::args::SUBSET_MAX;
 /// Largest number of list entries shuffled in one command (replications included): about a
 /// minute of work on one core.
 pub const MAX_WORK: f64 = 1e10;
@@ -96,11 +95,9 @@ impl Command for Subset {
     /// Validates `lbsim subset`'s options.
     fn config(a: &SubsetArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
         let seeds = common.seeds;
-        let clients = parse_count("--clients", &a.clients, 1, MAX_COUNT)? as usize;
-        let backends = parse_count("--backends", &a.backends, 1, MAX_COUNT)? as usize;
-        let subsets =
-            parse_list("--subsets", &a.subsets, |s| parse_count("--subsets", s, 1, MAX_COUNT))?;
-        if let Some(&s) = subsets.iter().find(|&&s| s > backends as u64) {
+        let (clients, backends) = (a.clients, a.backends);
+        let subsets = a.subsets.to_vec();
+        if let Some(&s) = subsets.iter().find(|&&s| s > backends) {
             return Err(UsageError::Conflict {
                 option: "--subsets".into(),
                 rule: format!(
@@ -108,19 +105,7 @@ impl Command for Subset {
                 ),
             });
         }
-        let methods = parse_list("--methods", &a.methods, |s| {
-            Subsetting::parse(s).ok_or_else(|| UsageError::InvalidValue {
-                option: "--methods".into(),
-                value: s.into(),
-                accepted: "expected random or deterministic".into(),
-            })
-        })?;
-        let cfg = SubsetConfig {
-            clients,
-            backends,
-            subsets: subsets.into_iter().map(|s| s as usize).collect(),
-            methods,
-        };
+        let cfg = SubsetConfig { clients, backends, subsets, methods: a.methods.to_vec() };
         let total: f64 =
             cases(&cfg).iter().map(|&(s, m)| work(&cfg, s, m)).sum::<f64>() * seeds as f64;
         if total > MAX_WORK {

@@ -13,9 +13,7 @@ use super::{Command, Direct, Experiment};
 use super::{Common, Progress};
 use crate::cli::Global;
 use crate::cli::SwrrArgs;
-use crate::error::{UsageError, bad, conflict};
-use crate::limits;
-use crate::options::parse_count;
+use crate::error::{UsageError, conflict};
 use crate::output::Report;
 use crate::policy::SmoothWrr;
 
@@ -53,43 +51,9 @@ impl Command for Swrr {
 
     /// Validates `lbsim swrr`: the trace and the weight sets compared.
     fn config(a: &SwrrArgs, _: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
-        let trace =
-            a.trace.as_deref().map(|s| weights("--trace", s, limits::TRACE_CELLS)).transpose()?;
+        let trace = a.trace.as_ref().map(|w| w.0.clone());
         let sets = match &a.weights {
-            Some(s) => {
-                if s.trim().is_empty() {
-                    return Err(UsageError::EmptyList {
-                        option: "--weights".into(),
-                        what: "set".into(),
-                    });
-                }
-                let mut sets: Vec<Vec<u64>> = Vec::new();
-                for set in s.split(';') {
-                    if set.trim().is_empty() {
-                        return Err(UsageError::EmptyItem {
-                            option: "--weights".into(),
-                            what: "set".into(),
-                            list: s.clone(),
-                        });
-                    }
-                    let w = weights("--weights", set.trim(), limits::SWRR_WORK)?;
-                    if w.len() < 2 {
-                        return Err(bad(
-                            "--weights",
-                            set.trim(),
-                            "a set needs two servers or more (one server is picked every time)",
-                        ));
-                    }
-                    if sets.contains(&w) {
-                        return Err(UsageError::Duplicate {
-                            option: "--weights".into(),
-                            item: set.trim().into(),
-                        });
-                    }
-                    sets.push(w);
-                }
-                sets
-            }
+            Some(sets) => sets.to_vec(),
             // The trace compares nothing.
             None if trace.is_some() => Vec::new(),
             None => default_weight_sets(),
@@ -147,27 +111,6 @@ impl Direct for Swrr {
     fn replications(_: &SwrrConfig, _: u64) -> u64 {
         0
     }
-}
-
-/// Integer weights for `option`, each from 1 to 10^6, whose cycle times servers is at most
-/// `max_work`.
-fn weights(option: &str, s: &str, max_work: u64) -> Result<Vec<u64>, UsageError> {
-    let w: Vec<u64> = s
-        .split(',')
-        .map(|x| parse_count(option, x, 1, limits::RATE as u64))
-        .collect::<Result<_, _>>()
-        .map_err(|_| {
-            bad(option, s, "expected comma-separated integer weights from 1 to 1000000")
-        })?;
-    let work = w.iter().sum::<u64>().saturating_mul(w.len() as u64);
-    if work > max_work {
-        return Err(bad(
-            option,
-            s,
-            format!("a cycle (sum of weights) times servers must be at most {max_work}"),
-        ));
-    }
-    Ok(w)
 }
 
 /// The weight sets `lbsim swrr` compares by default.

@@ -542,6 +542,25 @@ pub struct Source {
     pub table: Table,
 }
 
+/// `--set KEY=VALUE`, split at its first `=` (key and value trimmed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignment {
+    /// The assignment as given.
+    pub given: String,
+    /// The dotted key.
+    pub key: String,
+    /// The value's text: read as TOML, or as a string when it is not one.
+    pub value: String,
+}
+
+impl Assignment {
+    /// Splits `KEY=VALUE`; refuses text without `=`.
+    pub fn parse(s: &str) -> Result<Assignment, ScenarioError> {
+        let (key, value) =
+            s.split_once('=').ok_or_else(|| ScenarioError::SetSyntax { assignment: s.into() })?;
+        Ok(Assignment { given: s.into(), key: key.trim().into(), value: value.trim().into() })
+    }
+}
 impl Source {
     /// Parses `text` (read from `file`); unknown keys and wrong types are errors naming their line.
     pub fn parse(file: &str, text: &str) -> Result<Source, ScenarioError> {
@@ -572,14 +591,11 @@ impl Source {
 
     /// Applies `--set KEY=VALUE`: VALUE is read as a TOML value (`0.8`, `"ps"`, `[1, 2]`), or as a
     /// string when it is not one (`--set farm.discipline=ps`).
-    pub fn set(&mut self, assignment: &str) -> Result<(), ScenarioError> {
-        let (key, value) = assignment
-            .split_once('=')
-            .ok_or_else(|| ScenarioError::SetSyntax { assignment: assignment.into() })?;
+    pub fn set(&mut self, assignment: &Assignment) -> Result<(), ScenarioError> {
         let refused =
-            |message: String| ScenarioError::Set { assignment: assignment.into(), message };
-        let value = parse_value(value.trim());
-        set_path(&mut self.table, key.trim(), value).map_err(|e| refused(e.to_string()))?;
+            |message: String| ScenarioError::Set { assignment: assignment.given.clone(), message };
+        let value = parse_value(&assignment.value);
+        set_path(&mut self.table, &assignment.key, value).map_err(|e| refused(e.to_string()))?;
         // The override must still make a valid file.
         self.spec_of(&self.table).map_err(|e| refused(e.to_string()))?;
         Ok(())
@@ -1159,9 +1175,9 @@ mod tests {
         }
         // A warm-up that is neither a count nor a string is refused by serde naming `Warmup`.
         let mut source = Source::parse("f.toml", "").unwrap();
-        let e = source.set("run.warmup=true").unwrap_err().to_string();
+        let e = source.set(&Assignment::parse("run.warmup=true").unwrap()).unwrap_err().to_string();
         assert!(e.ends_with("data did not match any variant of untagged enum Warmup"), "{e}");
-        source.set("run.warmup=sometimes").unwrap();
+        source.set(&Assignment::parse("run.warmup=sometimes").unwrap()).unwrap();
         let e = source.points().unwrap_err().to_string();
         assert!(e.ends_with("run.warmup: expected a count or \"auto\", got \"sometimes\""), "{e}");
     }

@@ -91,10 +91,12 @@
 mod arrivals;
 mod csv_column;
 pub mod keys;
+mod pattern;
 mod service;
 
 pub use arrivals::{ArrivalProcess, ArrivalSpec, Arrivals};
 pub use keys::{KeySource, KeySpec, SharedKeys};
+pub use pattern::Pattern;
 pub use service::{Service, ServiceSpec};
 
 #[cfg(test)]

@@ -11,12 +11,12 @@ use crate::experiment::common::Common;
 use crate::experiment::hash::{maglev_fits, ring_fits};
 use crate::experiment::queueing::{check_horizon, check_run_size, check_swrr};
 use crate::limits;
-use crate::options::{Quantile, WarmupArg, parse_count, parse_f64};
+use crate::options::{Quantile, WarmupArg, parse_count};
 use crate::output::Format;
 use crate::output::dest::{check_out, check_run_outputs};
 use crate::policy::registry::{self, NameError};
 use crate::policy::{Info, PolicyKind};
-use crate::scenario::SchemaError;
+use crate::scenario::{Assignment, SchemaError};
 
 /// The most windows `run --series` records per replication (about 1 kB each on 100 servers in
 /// the temporary files of the replication and its row; a shard's records carry them).
@@ -93,11 +93,11 @@ pub(crate) fn config(
         None => None,
         Some(b) => {
             let labels: Vec<&str> = resolved[0].policies.iter().map(|p| p.label.as_str()).collect();
-            if !labels.contains(&b.trim()) {
+            if !labels.contains(&b.label()) {
                 let e = format!("expected one of the scenario's policies ({})", labels.join(", "));
-                return Err(bad("--baseline", b, e));
+                return Err(bad("--baseline", &b.given, e));
             }
-            Some(b.trim().to_string())
+            Some(b.label().to_string())
         }
     };
     let scenarios: usize = resolved.iter().map(|p| p.policies.len()).sum();
@@ -245,22 +245,6 @@ fn scenario_policies(key: &str, list: &[String], board: bool) -> Result<Vec<Poli
     Ok(out)
 }
 
-/// Splits `--policies` for `run`: commas separate policies, except inside a policy's parameters
-/// (`a:x=1,y=2,b` is `a:x=1,y=2` and `b`).
-fn split_policies(s: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for part in s.split(',') {
-        match out.last_mut() {
-            Some(last) if last.contains(':') && part.contains('=') && !part.contains(':') => {
-                last.push(',');
-                last.push_str(part);
-            }
-            _ => out.push(part.trim().to_string()),
-        }
-    }
-    out
-}
-
 mod erased {
     /// A value's canonical text (its JSON), for keying random streams.
     pub trait Canonical {
@@ -281,22 +265,11 @@ fn apply_overrides(
     source: &mut crate::scenario::Source,
 ) -> Result<(), UsageError> {
     if let Some(list) = &a.policies {
-        let parts = split_policies(list);
-        if parts.iter().any(String::is_empty) {
-            return Err(UsageError::EmptyItem {
-                option: "--policies".into(),
-                what: "item".into(),
-                list: list.clone(),
-            });
-        }
-        let value = toml::Value::Array(parts.into_iter().map(toml::Value::String).collect());
+        let value = toml::Value::Array(list.0.iter().cloned().map(toml::Value::String).collect());
         source.table.insert("policies".into(), value);
     }
-    if let Some(text) = &a.admission {
-        let spec = crate::admission::AdmissionSpec::parse(text)
-            .and_then(|spec| spec.resolve().map(|_| spec))
-            .map_err(|e| bad("--admission", text, e))?;
-        let value = toml::Value::try_from(&spec).expect("an admission spec serialises");
+    if let Some(spec) = &a.admission {
+        let value = toml::Value::try_from(&**spec).expect("an admission spec serialises");
         source.table.insert("admission".into(), value);
     }
     let r = &a.run;
@@ -329,7 +302,7 @@ fn apply_overrides(
         values.push(("max_requests", n.to_string()));
     }
     for (key, value) in values {
-        source.set(&format!("run.{key}={value}"))?;
+        source.set(&Assignment::parse(&format!("run.{key}={value}"))?)?;
     }
     Ok(())
 }
@@ -378,18 +351,16 @@ fn check_print_options(
 }
 
 /// Refuses two `--set` of one key: the second would silently replace the first.
-fn check_set_keys(assignments: &[String]) -> Result<(), UsageError> {
-    let key = |a: &str| a.split_once('=').map(|(k, _)| k.trim().to_string());
+fn check_set_keys(assignments: &[Assignment]) -> Result<(), UsageError> {
     for (i, a) in assignments.iter().enumerate() {
-        let Some(k) = key(a) else { continue };
-        if let Some(first) = assignments[..i].iter().find(|b| key(b).as_ref() == Some(&k)) {
+        if let Some(first) = assignments[..i].iter().find(|b| b.key == a.key) {
             return Err(conflict(
                 "--set",
                 format!(
                     "sets key '{}' twice ('{}' and '{}'): give it once",
-                    shown(&k),
-                    shown(first.trim()),
-                    shown(a.trim())
+                    shown(&a.key),
+                    shown(first.given.trim()),
+                    shown(a.given.trim())
                 ),
             ));
         }
@@ -425,10 +396,7 @@ fn series_option(
         (None, None) => Ok(None),
         (Some(path), w) => {
             check_out("--series", path)?;
-            let width = match w {
-                Some(w) => parse_f64("--series-window", w, |x| x > 0.0, "expected a width > 0")?,
-                None => 10.0,
-            };
+            let width = w.unwrap_or(10.0);
             for p in resolved {
                 let horizon = (p.run.warmup + p.run.requests) as f64
                     / (p.load * p.spec.capacity()).max(f64::MIN_POSITIVE);
