@@ -70,6 +70,8 @@ pub struct Entry {
     pub params: &'static [&'static str],
     /// Parses the text after `NAME:` into the parameter struct (`NAME` for the messages).
     pub parse: fn(&str, &str) -> Result<Tuning, ParamError>,
+    /// Holds the given parameters if they are this row's struct (see [`PolicyKind::tuned`]).
+    pub hold: fn(&dyn std::any::Any) -> Option<Tuning>,
     /// The fields serde reads into the parameter struct (to check them against `params`).
     #[cfg(test)]
     pub fields: fn() -> &'static [&'static str],
@@ -91,6 +93,7 @@ impl Entry {
             min_servers: MinServers::AtLeast(1),
             params: NoParams::KEYS,
             parse: parse_into::<NoParams>,
+            hold: hold_as::<NoParams>,
             #[cfg(test)]
             fields: super::tuning::tests::fields::<NoParams>,
             counts_dispatches: false,
@@ -128,6 +131,7 @@ impl Entry {
         Entry {
             params: P::KEYS,
             parse: parse_into::<P>,
+            hold: hold_as::<P>,
             #[cfg(test)]
             fields: super::tuning::tests::fields::<P>,
             ..self
@@ -177,6 +181,11 @@ impl Entry {
 /// Parses `text` into a `P`, held as the run's [`Tuning`].
 fn parse_into<P: Params>(policy: &str, text: &str) -> Result<Tuning, ParamError> {
     parse::<P>(policy, text).map(Tuning::new)
+}
+
+/// `params` held as a [`Tuning`] if they are a `P`.
+fn hold_as<P: Params>(params: &dyn std::any::Any) -> Option<Tuning> {
+    params.downcast_ref::<P>().cloned().map(Tuning::new)
 }
 
 /// Generates, from one list of rows, [`PolicyKind`], [`POLICIES`], the mapping between the two,
@@ -244,7 +253,7 @@ macro_rules! policy_table {
                     $($(
                         PolicyKind::$variant $(($arg))? => {
                             let $d make = |$p: &PolicyParams| {
-                                let $t = $p.tuning.get::<$params>();
+                                let $t = $p.tuning.of::<$params>();
                                 $make
                             };
                             $d body
@@ -410,6 +419,12 @@ impl PolicyKind {
     /// Parses the text after `NAME:` (`key=value,...`) into the policy's parameter struct.
     pub fn tuning(self, text: &str) -> Result<Tuning, ParamError> {
         (self.entry().parse)(&self.name(), text)
+    }
+
+    /// `params` for this policy if it takes that struct, else its defaults: a setting that
+    /// concerns only some policies (the `--tau` of the policies that take a [`Decay`]).
+    pub fn tuned<P: Params>(self, params: P) -> Tuning {
+        (self.entry().hold)(&params).unwrap_or_default()
     }
 
     /// The policy's row in the table.
@@ -843,21 +858,44 @@ mod tests {
     #[test]
     fn parameters_reach_their_struct() {
         let get = |name, text| PolicyKind::parse(name).unwrap().tuning(text).unwrap();
-        let lr = get("least-request", "choices=3, mode=full-scan").get::<LeastRequestParams>();
+        let lr = get("least-request", "choices=3, mode=full-scan").of::<LeastRequestParams>();
         assert_eq!(lr, LeastRequestParams { choices: 3, full_scan: true, bias: 1.0 });
-        let ring = get("ring-hash", "balance=1.25").get::<RingHashParams>();
+        let ring = get("ring-hash", "balance=1.25").of::<RingHashParams>();
         assert_eq!(ring, RingHashParams { vnodes: 100, balance: Some(1.25) });
-        assert_eq!(get("maglev", "table=251").get::<MaglevParams>().table, 251);
-        let orca = get("wrr-orca", "report_period=5,blackout_period=0").get::<OrcaConfig>();
+        assert_eq!(get("maglev", "table=251").of::<MaglevParams>().table, 251);
+        let orca = get("wrr-orca", "report_period=5,blackout_period=0").of::<OrcaConfig>();
         assert_eq!((orca.report, orca.blackout, orca.update), (5.0, 0.0, 10.0));
-        let c3 = get("c3", "rate_interval=7,rate_control=false").get::<C3Config>();
+        let c3 = get("c3", "rate_interval=7,rate_control=false").of::<C3Config>();
         assert_eq!((c3.interval, c3.rate_control, c3.beta), (7.0, false, 0.2));
-        assert_eq!(get("prequal", "pool=4").get::<PrequalConfig>().pool, 4);
-        assert_eq!(get("p2c-pewma", "tau=2.5").get::<Decay>().tau, 2.5);
-        assert_eq!(get("least-latency", "").get::<Decay>().tau, DEFAULT_TAU);
-        assert!(get("random", "weighted=true").get::<RandomParams>().weighted);
-        assert_eq!(get("aperture", "min_aperture=3").get::<ApertureParams>().min_aperture, 3);
-        assert_eq!(get("jiq", "dispatchers=7").get::<JiqParams>().dispatchers, 7);
+        assert_eq!(get("prequal", "pool=4").of::<PrequalConfig>().pool, 4);
+        assert_eq!(get("p2c-pewma", "tau=2.5").of::<Decay>().tau, 2.5);
+        assert_eq!(get("least-latency", "").of::<Decay>().tau, DEFAULT_TAU);
+        assert!(get("random", "weighted=true").of::<RandomParams>().weighted);
+        assert_eq!(get("aperture", "min_aperture=3").of::<ApertureParams>().min_aperture, 3);
+        assert_eq!(get("jiq", "dispatchers=7").of::<JiqParams>().dispatchers, 7);
+    }
+
+    #[test]
+    fn a_setting_reaches_only_the_policies_that_take_it() {
+        let tau = Decay { tau: 1.5 };
+        for kind in samples() {
+            let takes = matches!(kind, PolicyKind::P2cPewma | PolicyKind::LeastLatency);
+            let want = if takes { Tuning::new(tau) } else { Tuning::default() };
+            assert_eq!(kind.tuned(tau), want, "{}", kind.name());
+            // Every policy is built from what `tuned` gives it.
+            let rates = vec![1.0; 100];
+            let tuning = kind.tuned(tau);
+            let params = PolicyParams::new(&rates, &tuning);
+            let _ = with_policy!(kind, &params, |p| std::any::type_name_of_val(&p));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "parameters Decay given to a policy that takes RandomParams")]
+    fn a_policy_given_another_s_parameters_is_not_built_with_defaults() {
+        let (rates, tuning) = (vec![1.0; 4], Tuning::new(Decay { tau: 1.0 }));
+        let params = PolicyParams::new(&rates, &tuning);
+        let _ = with_policy!(PolicyKind::Random, &params, |p| std::any::type_name_of_val(&p));
     }
 
     #[test]

@@ -44,11 +44,33 @@ impl Tuning {
         Tuning(Some(Arc::new(params)))
     }
 
-    /// The parameters held if they are a `P`, else `P`'s defaults.
-    pub fn get<P: Params>(&self) -> P {
-        let held = self.0.as_deref().and_then(|h| h.as_any().downcast_ref::<P>());
-        held.cloned().unwrap_or_default()
+    /// The parameters held if they are a `P`, `P`'s defaults if none are held, or an error if
+    /// they are another struct (another policy's parameters).
+    pub fn get<P: Params>(&self) -> Result<P, ParamError> {
+        let Some(held) = self.0.as_deref() else {
+            return Ok(P::default());
+        };
+        match held.as_any().downcast_ref::<P>() {
+            Some(params) => Ok(params.clone()),
+            None => Err(ParamError::Mismatch { held: held.name(), wanted: type_name::<P>() }),
+        }
     }
+
+    /// The parameters of a policy that takes a `P`, as [`Tuning::get`]; panics if they are
+    /// another struct: a tuning is made for its policy ([`PolicyKind::tuning`],
+    /// [`PolicyKind::tuned`]), so that is a fault of the program, not of its input.
+    ///
+    /// [`PolicyKind::tuning`]: super::PolicyKind::tuning
+    /// [`PolicyKind::tuned`]: super::PolicyKind::tuned
+    pub fn of<P: Params>(&self) -> P {
+        self.get().unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+/// The last segment of `P`'s path (`Decay`), for messages.
+fn type_name<P>() -> &'static str {
+    let full = std::any::type_name::<P>();
+    full.rsplit("::").next().unwrap_or(full)
 }
 
 impl fmt::Debug for Tuning {
@@ -73,11 +95,16 @@ impl PartialEq for Tuning {
 trait Held: fmt::Debug + Send + Sync {
     fn as_any(&self) -> &dyn Any;
     fn same(&self, other: &dyn Any) -> bool;
+    fn name(&self) -> &'static str;
 }
 
 impl<P: Params> Held for P {
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn name(&self) -> &'static str {
+        type_name::<P>()
     }
 
     fn same(&self, other: &dyn Any) -> bool {
@@ -106,6 +133,13 @@ pub enum ParamError {
     },
     /// A value out of its range or of the wrong kind.
     Value(String),
+    /// A policy given another policy's parameter struct (a fault of the program).
+    Mismatch {
+        /// The struct held.
+        held: &'static str,
+        /// The struct the policy takes.
+        wanted: &'static str,
+    },
 }
 
 impl fmt::Display for ParamError {
@@ -118,6 +152,9 @@ impl fmt::Display for ParamError {
                 write!(f, "parameter '{k}' is given twice ({k}={first} and {k}={second})")
             }
             ParamError::Value(message) => f.write_str(message),
+            ParamError::Mismatch { held, wanted } => {
+                write!(f, "parameters {held} given to a policy that takes {wanted}")
+            }
         }
     }
 }
@@ -307,12 +344,27 @@ pub(crate) mod tests {
     #[test]
     fn a_tuning_gives_what_it_holds_or_the_defaults() {
         let held = Tuning::new(Two { n: 5, on: true });
-        assert_eq!(held.get::<Two>(), Two { n: 5, on: true });
-        assert_eq!(Tuning::default().get::<Two>(), Two::default());
-        assert_eq!(Tuning::new(NoParams {}).get::<Two>(), Two::default());
+        assert_eq!(held.get::<Two>(), Ok(Two { n: 5, on: true }));
+        assert_eq!(held.of::<Two>(), Two { n: 5, on: true });
+        assert_eq!(Tuning::default().get::<Two>(), Ok(Two::default()));
+        assert_eq!(Tuning::default().of::<NoParams>(), NoParams {});
         assert_eq!(held, Tuning::new(Two { n: 5, on: true }));
         assert_ne!(held, Tuning::new(Two { n: 4, on: true }));
         assert_ne!(held, Tuning::default());
         assert_eq!(format!("{held:?}"), "Two { n: 5, on: true }");
+    }
+
+    #[test]
+    fn another_policy_s_parameters_are_refused() {
+        let other = Tuning::new(NoParams {});
+        let err = ParamError::Mismatch { held: "NoParams", wanted: "Two" };
+        assert_eq!(other.get::<Two>(), Err(err.clone()));
+        assert_eq!(err.to_string(), "parameters NoParams given to a policy that takes Two");
+    }
+
+    #[test]
+    #[should_panic(expected = "parameters NoParams given to a policy that takes Two")]
+    fn a_policy_is_never_built_with_another_policy_s_parameters() {
+        Tuning::new(NoParams {}).of::<Two>();
     }
 }
