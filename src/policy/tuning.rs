@@ -1,8 +1,9 @@
 //! Policy parameters, as written after a policy's name in a scenario (`NAME:key=value,...`).
 //!
-//! Each policy with parameters declares them as one struct in its own file, deserialised with
-//! serde (`deny_unknown_fields`, every field defaulted) and marked [`Params`]; its row of the
-//! policy table names it (`.params::<C3Config>()`). The text is parsed once, by [`parse`], into
+//! Each policy with parameters declares them as one struct in its own file, with [`params!`]:
+//! deserialised with serde (`deny_unknown_fields`, every field defaulted), its keys
+//! ([`Params::KEYS`]) taken from its fields; its row of the policy table names it
+//! (`C3: C3Config => ...`). The text is parsed once, by [`parse`], into
 //! that struct, held for the run by a [`Tuning`]. A field's parser is one of the functions below
 //! (`#[serde(deserialize_with = "...")]`): each says what it expects, and [`parse`] puts the key in
 //! front (`tau must be a number > 0`).
@@ -15,22 +16,55 @@ use serde::de::value::{BorrowedStrDeserializer, MapAccessDeserializer};
 use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess};
 use serde::{Deserialize, Deserializer};
 
-/// A policy's parameter struct: the keys, in the order `lbsim --help` lists them (the struct's
-/// serde fields, checked by a test), and their defaults ([`Default`]).
+/// A policy's parameter struct: the keys, in the order `lbsim --help` lists them, and their
+/// defaults ([`Default`]). Declared with [`params!`], which writes the keys from the fields.
 pub trait Params:
     DeserializeOwned + Default + Clone + PartialEq + fmt::Debug + Send + Sync + 'static
 {
-    /// The keys accepted as `NAME:key=value`.
+    /// The keys accepted as `NAME:key=value`: the struct's serde field names, in order.
     const KEYS: &'static [&'static str];
 }
 
-/// The parameters of a policy that has none.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoParams {}
+/// Declares a parameter struct and its [`Params`]: the struct as written (each field with its
+/// value parser, `#[serde(deserialize_with = "...")]`, and `rename = "key"` first where the key
+/// is not the field's name), deserialised with `deny_unknown_fields` and every field defaulted,
+/// and [`Params::KEYS`] from its fields, so that a key is written once.
+macro_rules! params {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[doc = $doc:literal])*
+                #[serde($(rename = $key:literal,)? deserialize_with = $with:literal)]
+                pub $field:ident: $ty:ty,
+            )*
+        }
+    ) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+        #[serde(deny_unknown_fields, default)]
+        pub struct $name {
+            $(
+                $(#[doc = $doc])*
+                #[serde($(rename = $key,)? deserialize_with = $with)]
+                pub $field: $ty,
+            )*
+        }
 
-impl Params for NoParams {
-    const KEYS: &'static [&'static str] = &[];
+        impl $crate::policy::tuning::Params for $name {
+            const KEYS: &'static [&'static str] =
+                &[$($crate::policy::tuning::params!(@key $field $($key)?)),*];
+        }
+    };
+    (@key $field:ident) => { stringify!($field) };
+    (@key $field:ident $key:literal) => { $key };
+}
+pub(crate) use params;
+
+params! {
+    /// The parameters of a policy that has none.
+    #[derive(Default)]
+    pub struct NoParams {}
 }
 
 /// The parameters of the run's policy: its parameter struct as parsed, or nothing (every
@@ -315,30 +349,30 @@ pub(crate) mod tests {
         f.0.expect("a parameter struct")
     }
 
-    #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-    #[serde(deny_unknown_fields, default)]
-    struct Two {
-        #[serde(deserialize_with = "count")]
-        n: u32,
-        #[serde(deserialize_with = "flag")]
-        on: bool,
-    }
-
-    impl Params for Two {
-        const KEYS: &'static [&'static str] = &["n", "on"];
+    params! {
+        #[derive(Default)]
+        pub struct Two {
+            #[serde(deserialize_with = "count")]
+            pub n: u32,
+            #[serde(rename = "switch", deserialize_with = "flag")]
+            pub on: bool,
+        }
     }
 
     #[test]
     fn parameters_are_read_left_to_right_and_the_first_fault_is_reported() {
         let two = |text| parse::<Two>("two", text).map_err(|e| e.to_string());
-        assert_eq!(two(" n = 3 ,, on=true,"), Ok(Two { n: 3, on: true }));
+        assert_eq!(two(" n = 3 ,, switch=true,"), Ok(Two { n: 3, on: true }));
         assert_eq!(two(""), Ok(Two::default()));
         assert_eq!(two("n=0,x=1"), Err("n must be an integer from 1 to 100000".into()));
         assert_eq!(two("x=1,n=0"), Err("unknown parameter 'x=1' for two".into()));
-        assert_eq!(two("n=1, on"), Err("unknown parameter ' on' for two".into()));
+        assert_eq!(two("n=1, switch"), Err("unknown parameter ' switch' for two".into()));
         assert_eq!(two("n=1,n=2,on=x"), Err("parameter 'n' is given twice (n=1 and n=2)".into()));
-        assert_eq!(two("on=yes"), Err("on must be true or false".into()));
+        assert_eq!(two("switch=yes"), Err("switch must be true or false".into()));
+        assert_eq!(two("on=true"), Err("unknown parameter 'on=true' for two".into()));
+        assert_eq!(Two::KEYS, ["n", "switch"]);
         assert_eq!(fields::<Two>(), Two::KEYS);
+        assert_eq!(NoParams::KEYS, [] as [&str; 0]);
     }
 
     #[test]
