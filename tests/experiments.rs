@@ -70,7 +70,7 @@ fn a_board_that_is_never_posted_makes_jsq_random_and_jsq_local_round_robin_like(
         policy: p,
         info: stale::information(p, 1e12),
         track_levels: false,
-        tuning: lbsim::policy::Tuning::new(lbsim::policy::Decay { tau: 1.0 }),
+        tuning: lbsim::policy::Tuning::default(),
         clients: lbsim::model::Clients::default(),
         workload: Workload::default(),
     };
@@ -122,7 +122,7 @@ fn a_periodic_board_is_stale_and_its_posts_are_events() {
         policy: PolicyKind::Jsq,
         info,
         track_levels: false,
-        tuning: lbsim::policy::Tuning::new(lbsim::policy::Decay { tau: 1.0 }),
+        tuning: lbsim::policy::Tuning::default(),
         clients: lbsim::model::Clients::default(),
         workload: Workload::default(),
     };

@@ -87,7 +87,7 @@ fn simulated_levels(d: u32, lambda: f64, warmup: u64, requests: u64) -> Vec<f64>
         policy: PolicyKind::PnC(d),
         info: Information::Live,
         track_levels: true,
-        tuning: lbsim::policy::Tuning::new(lbsim::policy::Decay { tau: 1.0 }),
+        tuning: lbsim::policy::Tuning::default(),
         clients: lbsim::model::Clients::default(),
         workload: Workload::default(),
     };
@@ -161,7 +161,7 @@ fn stale_random_is_m_m_1_at_every_period() {
             policy: PolicyKind::Random,
             info,
             track_levels: false,
-            tuning: lbsim::policy::Tuning::new(lbsim::policy::Decay { tau: 1.0 }),
+            tuning: lbsim::policy::Tuning::default(),
             clients: lbsim::model::Clients::default(),
             workload: Workload::default(),
         };

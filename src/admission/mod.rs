@@ -86,6 +86,32 @@ impl Name for LimiterName {
     }
 }
 
+/// How requests spread over the instances, by name (`split = "uniform"` or `"skewed"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitName {
+    /// `uniform`: each instance equally likely.
+    Uniform,
+    /// `skewed`: the first instance gets the fraction `skew`.
+    Skewed,
+}
+
+impl Name for SplitName {
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "uniform" => Some(SplitName::Uniform),
+            "skewed" => Some(SplitName::Skewed),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            SplitName::Uniform => "uniform",
+            SplitName::Skewed => "skewed",
+        }
+    }
+}
+
 /// `[admission]` as written: every key optional but `kind`; [`AdmissionSpec::resolve`] checks
 /// which apply and fills in the defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -119,9 +145,10 @@ pub struct AdmissionSpec {
     /// Uncoordinated local limiters, each with a 1/N share (default 1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instances: Option<u32>,
-    /// How requests spread over the instances: "uniform" (default) or "skewed".
+    /// How requests spread over the instances: "uniform" (default) or "skewed", or a word
+    /// naming neither (refused by [`AdmissionSpec::resolve`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub split: Option<String>,
+    pub split: Option<Named<SplitName>>,
     /// skewed: the fraction of requests the first instance receives (default 0.5); the others
     /// share the rest evenly.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -369,21 +396,22 @@ impl AdmissionSpec {
 
     /// How the rate is split over `instances`.
     fn split(&self, instances: u32) -> Result<Split, KeyError> {
-        Ok(match self.split.as_deref().unwrap_or("uniform") {
-            "uniform" => {
+        let name = self.split.as_ref().map_or(Ok(SplitName::Uniform), Named::get);
+        Ok(match name {
+            Ok(SplitName::Uniform) => {
                 if self.skew.is_some() {
                     return Err(refused("skew", "applies to split = \"skewed\""));
                 }
                 Split::Uniform
             }
-            "skewed" => match self.skew.unwrap_or(0.5) {
+            Ok(SplitName::Skewed) => match self.skew.unwrap_or(0.5) {
                 s if (0.0..=1.0).contains(&s) && instances > 1 => Split::Skewed(s),
                 s if (0.0..=1.0).contains(&s) => {
                     return Err(refused("split", "\"skewed\" needs instances >= 2"));
                 }
                 s => return Err(refused("skew", format!("expected 0 to 1, got {s}"))),
             },
-            other => {
+            Err(other) => {
                 return Err(refused(
                     "split",
                     format!("'{other}': expected \"uniform\" or \"skewed\""),
@@ -656,6 +684,22 @@ mod tests {
         let e = spec.resolve().unwrap_err();
         assert_eq!(e.key, "admission.kind");
         assert!(e.message.starts_with("'Gcra' is not a limiter; expected one of token-bucket, "));
+    }
+
+    #[test]
+    fn split_names_read_and_write_as_written() {
+        let spec = AdmissionSpec::parse("gcra:rate=2,instances=2,split=skewed").unwrap();
+        assert_eq!(spec.split, Some(Named::Is(SplitName::Skewed)));
+        assert!(toml::to_string(&spec).unwrap().contains("split = \"skewed\"\n"));
+        assert_eq!(spec.resolve().unwrap().split, Split::Skewed(0.5));
+        let spec = AdmissionSpec::parse("gcra:rate=2,split=uniform").unwrap();
+        assert_eq!(spec.split, Some(Named::Is(SplitName::Uniform)));
+        let spec = AdmissionSpec::parse("gcra:rate=2,split=Skewed").unwrap();
+        assert_eq!(spec.split, Some(Named::Other("Skewed".into())));
+        assert!(toml::to_string(&spec).unwrap().contains("split = \"Skewed\"\n"));
+        let e = spec.resolve().unwrap_err();
+        assert_eq!(e.key, "admission.split");
+        assert_eq!(e.message, "'Skewed': expected \"uniform\" or \"skewed\"");
     }
 
     #[test]

@@ -30,7 +30,7 @@ struct Case<'a> {
 fn cost_factor(policy: PolicyKind, tuning: &Tuning, servers: usize) -> f64 {
     let scans = matches!(policy, PolicyKind::LeastConn | PolicyKind::C3)
         || (matches!(policy, PolicyKind::LeastRequest)
-            && tuning.get::<crate::policy::LeastRequestParams>().full_scan);
+            && tuning.of::<crate::policy::LeastRequestParams>().full_scan);
     if scans { (servers as f64 / 100.0).max(1.0) } else { 1.0 }
 }
 
@@ -39,7 +39,7 @@ fn events(c: &Case) -> f64 {
     let mut events = 2.0 * c.arrivals * cost_factor(c.policy, c.tuning, c.servers);
     if matches!(c.policy, PolicyKind::WrrOrca) && c.arrival_rate > 0.0 {
         // A report per server per period, over the simulated time the arrivals span.
-        events += c.servers as f64 / c.tuning.get::<crate::policy::OrcaConfig>().report
+        events += c.servers as f64 / c.tuning.of::<crate::policy::OrcaConfig>().report
             * (c.arrivals / c.arrival_rate);
     }
     events

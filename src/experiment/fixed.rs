@@ -125,7 +125,7 @@ impl Sweep for Fixed {
                     policy: PolicyKind::PnC(d),
                     info: Information::Live,
                     track_levels: true,
-                    tuning: crate::policy::Tuning::new(crate::policy::Decay { tau: 1.0 }),
+                    tuning: crate::policy::Tuning::default(),
                     clients: crate::model::Clients::default(),
                     workload: Workload::default(),
                 })

@@ -295,7 +295,7 @@ impl Scenario {
             policy,
             info: Information::Live,
             track_levels: false,
-            tuning: Tuning::new(crate::policy::Decay { tau }),
+            tuning: policy.tuned(crate::policy::Decay { tau }),
             clients: Clients::default(),
             workload: Workload::default(),
         }

@@ -130,7 +130,7 @@ impl Sweep for Stale {
                     policy: p,
                     info: information(p, period),
                     track_levels: false,
-                    tuning: crate::policy::Tuning::new(crate::policy::Decay { tau: 1.0 }),
+                    tuning: crate::policy::Tuning::default(),
                     clients: crate::model::Clients::default(),
                     workload: Workload::default(),
                 })

@@ -27,7 +27,7 @@
 
 use super::Policy;
 use super::p2c::lower;
-use super::tuning::{Params, count};
+use super::tuning::{count, params};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -41,23 +41,19 @@ fn intersect(b0: f64, e0: f64, b1: f64, e1: f64) -> f64 {
     (e0.min(e1) - b0.max(b1)).max(0.0)
 }
 
-/// The parameters of `aperture`.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ApertureParams {
-    /// The smallest aperture (Finagle's default 12).
-    #[serde(deserialize_with = "count")]
-    pub min_aperture: u32,
+params! {
+    /// The parameters of `aperture`.
+    pub struct ApertureParams {
+        /// The smallest aperture (Finagle's default 12).
+        #[serde(deserialize_with = "count")]
+        pub min_aperture: u32,
+    }
 }
 
 impl Default for ApertureParams {
     fn default() -> Self {
         ApertureParams { min_aperture: 12 }
     }
-}
-
-impl Params for ApertureParams {
-    const KEYS: &'static [&'static str] = &["min_aperture"];
 }
 
 /// One client's slice of the ring (see the module documentation).

@@ -56,7 +56,7 @@
 //! receive rates and backlog.
 
 use super::ewma::blend;
-use super::tuning::{Params, flag, non_negative, number_where, positive};
+use super::tuning::{flag, non_negative, number_where, params, positive};
 use super::{Policy, Response, uniform};
 use crate::admission::TokenBucket;
 use crate::model::LoadTable;
@@ -102,36 +102,31 @@ impl C3Server {
     }
 }
 
-/// The parameters of `c3`, in lbsim's time unit (see the module documentation).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct C3Config {
-    /// Cubic rate control with a client backlog (`false`: ranking alone).
-    #[serde(deserialize_with = "flag")]
-    pub rate_control: bool,
-    /// The rate interval `delta`: rates are counted in tokens or responses per interval.
-    #[serde(rename = "rate_interval", deserialize_with = "positive")]
-    pub interval: f64,
-    /// The cubic scaling factor `C`, per time unit cubed.
-    #[serde(deserialize_with = "positive")]
-    pub cubic_c: f64,
-    /// The multiplicative decrease `beta`.
-    #[serde(deserialize_with = "beta")]
-    pub beta: f64,
-    /// The largest increase of one update `s_max`, tokens per interval.
-    #[serde(deserialize_with = "positive")]
-    pub smax: f64,
-    /// No decrease within this many intervals of an increase.
-    #[serde(deserialize_with = "non_negative")]
-    pub hysteresis: f64,
-    /// The most tokens a bucket holds.
-    #[serde(deserialize_with = "max_tokens")]
-    pub max_tokens: f64,
-}
-
-impl Params for C3Config {
-    const KEYS: &'static [&'static str] =
-        &["rate_control", "rate_interval", "cubic_c", "beta", "smax", "hysteresis", "max_tokens"];
+params! {
+    /// The parameters of `c3`, in lbsim's time unit (see the module documentation).
+    pub struct C3Config {
+        /// Cubic rate control with a client backlog (`false`: ranking alone).
+        #[serde(deserialize_with = "flag")]
+        pub rate_control: bool,
+        /// The rate interval `delta`: rates are counted in tokens or responses per interval.
+        #[serde(rename = "rate_interval", deserialize_with = "positive")]
+        pub interval: f64,
+        /// The cubic scaling factor `C`, per time unit cubed.
+        #[serde(deserialize_with = "positive")]
+        pub cubic_c: f64,
+        /// The multiplicative decrease `beta`.
+        #[serde(deserialize_with = "beta")]
+        pub beta: f64,
+        /// The largest increase of one update `s_max`, tokens per interval.
+        #[serde(deserialize_with = "positive")]
+        pub smax: f64,
+        /// No decrease within this many intervals of an increase.
+        #[serde(deserialize_with = "non_negative")]
+        pub hysteresis: f64,
+        /// The most tokens a bucket holds.
+        #[serde(deserialize_with = "max_tokens")]
+        pub max_tokens: f64,
+    }
 }
 
 /// `beta`: strictly between 0 and 1.

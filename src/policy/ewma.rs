@@ -7,29 +7,25 @@
 //! how long ago it was, not on how many observations came since. [`Ewma::observe_peak`] is
 //! tower's Peak EWMA: an observation above the estimate replaces it at once.
 
-use super::tuning::{Params, positive};
+use super::tuning::{params, positive};
 
 /// Decay time constant when a policy does not give `tau`.
 pub const DEFAULT_TAU: f64 = 10.0;
 
-/// The parameters of the policies that decay a time-weighted EWMA (`p2c-pewma`,
-/// `least-latency`).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Decay {
-    /// The decay time constant `τ` (default [`DEFAULT_TAU`]).
-    #[serde(deserialize_with = "positive")]
-    pub tau: f64,
+params! {
+    /// The parameters of the policies that decay a time-weighted EWMA (`p2c-pewma`,
+    /// `least-latency`).
+    pub struct Decay {
+        /// The decay time constant `τ` (default [`DEFAULT_TAU`]).
+        #[serde(deserialize_with = "positive")]
+        pub tau: f64,
+    }
 }
 
 impl Default for Decay {
     fn default() -> Self {
         Decay { tau: DEFAULT_TAU }
     }
-}
-
-impl Params for Decay {
-    const KEYS: &'static [&'static str] = &["tau"];
 }
 
 /// `old * keep + new * (1 - keep)`: the new estimate after observing `new`, keeping `keep` of

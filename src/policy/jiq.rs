@@ -19,29 +19,25 @@
 
 use std::collections::VecDeque;
 
-use super::tuning::{Params, count};
+use super::tuning::{count, params};
 use super::{Policy, uniform};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
 
-/// The parameters of `jiq`.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct JiqParams {
-    /// Idle queues, one per dispatcher (default 1).
-    #[serde(deserialize_with = "count")]
-    pub dispatchers: u32,
+params! {
+    /// The parameters of `jiq`.
+    pub struct JiqParams {
+        /// Idle queues, one per dispatcher (default 1).
+        #[serde(deserialize_with = "count")]
+        pub dispatchers: u32,
+    }
 }
 
 impl Default for JiqParams {
     fn default() -> Self {
         JiqParams { dispatchers: 1 }
     }
-}
-
-impl Params for JiqParams {
-    const KEYS: &'static [&'static str] = &["dispatchers"];
 }
 
 /// Join-idle-queue (see the module documentation).

@@ -34,35 +34,31 @@ use std::collections::BinaryHeap;
 
 use super::load::Requests;
 use super::p2c::{P2c, WithReplacement};
-use super::tuning::{Params, count, number_where, text};
+use super::tuning::{count, number_where, params, text};
 use super::{Policy, uniform};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
 
-/// The parameters of `least-request`.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LeastRequestParams {
-    /// Hosts sampled per pick (Envoy's `choice_count`, default 2).
-    #[serde(deserialize_with = "count")]
-    pub choices: u32,
-    /// `mode=full-scan` (Envoy's `FULL_SCAN`) instead of `n-choices`.
-    #[serde(rename = "mode", deserialize_with = "full_scan")]
-    pub full_scan: bool,
-    /// `active_request_bias` of the weighted path (default 1.0).
-    #[serde(deserialize_with = "bias")]
-    pub bias: f64,
+params! {
+    /// The parameters of `least-request`.
+    pub struct LeastRequestParams {
+        /// Hosts sampled per pick (Envoy's `choice_count`, default 2).
+        #[serde(deserialize_with = "count")]
+        pub choices: u32,
+        /// `mode=full-scan` (Envoy's `FULL_SCAN`) instead of `n-choices`.
+        #[serde(rename = "mode", deserialize_with = "full_scan")]
+        pub full_scan: bool,
+        /// `active_request_bias` of the weighted path (default 1.0).
+        #[serde(deserialize_with = "bias")]
+        pub bias: f64,
+    }
 }
 
 impl Default for LeastRequestParams {
     fn default() -> Self {
         LeastRequestParams { choices: 2, full_scan: false, bias: 1.0 }
     }
-}
-
-impl Params for LeastRequestParams {
-    const KEYS: &'static [&'static str] = &["choices", "mode", "bias"];
 }
 
 /// `mode`: `n-choices` or `full-scan`.

@@ -24,37 +24,32 @@
 //!   request just sent.
 //! - With an empty pool, a uniformly random server.
 
-use super::tuning::{Params, count_usize, fraction, non_negative, percent, positive};
+use super::tuning::{count_usize, fraction, non_negative, params, percent, positive};
 use super::{Policy, ProbeReply, uniform};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
 use rand::RngExt;
 
-/// The parameters of `prequal`.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PrequalConfig {
-    /// Probes sent per query.
-    #[serde(deserialize_with = "percent")]
-    pub probe_rate: f64,
-    /// The most probes in the pool.
-    #[serde(deserialize_with = "count_usize")]
-    pub pool: usize,
-    /// Probes older than this are dropped.
-    #[serde(deserialize_with = "positive")]
-    pub max_age: f64,
-    /// The RIF quantile above which a probe is hot.
-    #[serde(deserialize_with = "fraction")]
-    pub q_rif: f64,
-    /// Round-trip time of a probe.
-    #[serde(deserialize_with = "non_negative")]
-    pub probe_delay: f64,
-}
-
-impl Params for PrequalConfig {
-    const KEYS: &'static [&'static str] =
-        &["probe_rate", "pool", "max_age", "q_rif", "probe_delay"];
+params! {
+    /// The parameters of `prequal`.
+    pub struct PrequalConfig {
+        /// Probes sent per query.
+        #[serde(deserialize_with = "percent")]
+        pub probe_rate: f64,
+        /// The most probes in the pool.
+        #[serde(deserialize_with = "count_usize")]
+        pub pool: usize,
+        /// Probes older than this are dropped.
+        #[serde(deserialize_with = "positive")]
+        pub max_age: f64,
+        /// The RIF quantile above which a probe is hot.
+        #[serde(deserialize_with = "fraction")]
+        pub q_rif: f64,
+        /// Round-trip time of a probe.
+        #[serde(deserialize_with = "non_negative")]
+        pub probe_delay: f64,
+    }
 }
 
 impl Default for PrequalConfig {

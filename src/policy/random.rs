@@ -4,23 +4,20 @@
 use rand::RngExt;
 use rand_distr::weighted::WeightedAliasIndex;
 
-use super::tuning::{Params, flag};
+use super::tuning::{flag, params};
 use super::{Policy, uniform};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
 
-/// The parameters of `random`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct RandomParams {
-    /// Draw servers in proportion to their rates (default false: uniform).
-    #[serde(deserialize_with = "flag")]
-    pub weighted: bool,
-}
-
-impl Params for RandomParams {
-    const KEYS: &'static [&'static str] = &["weighted"];
+params! {
+    /// The parameters of `random`.
+    #[derive(Default)]
+    pub struct RandomParams {
+        /// Draw servers in proportion to their rates (default false: uniform).
+        #[serde(deserialize_with = "flag")]
+        pub weighted: bool,
+    }
 }
 
 /// Random choice: uniform, or weighted by rate.

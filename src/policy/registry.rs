@@ -7,11 +7,10 @@
 //! help lines and the policy table of `lbsim --help` (built at compile time, since clap takes
 //! `&'static str`).
 //!
-//! The one thing a table cannot hold is the concrete type, because the event loop is generic over
-//! it (monomorphised, no boxing): [`with_policy!`](crate::with_policy), just below the table, has
-//! one arm per entry. Its `match` has no wildcard, so an entry without an arm does not compile, and
-//! the `dispatch_builds_the_type_each_entry_names` test checks that each arm builds the type its
-//! entry names.
+//! The table also holds how each policy is built: the event loop is generic over the concrete
+//! type (monomorphised, no boxing), so [`with_policy!`](crate::with_policy) is a `match` with one
+//! arm per constructor, generated from the same rows. The `dispatch_builds_the_type_each_entry_names`
+//! test checks that each arm builds the type its entry names.
 //!
 //! # Adding a policy
 //!
@@ -19,12 +18,12 @@
 //!    citing its source, and re-export it from `policy/mod.rs`. If it has parameters, declare
 //!    them in the same file as one serde struct implementing [`Params`] (see
 //!    [`tuning`](super::tuning): `deny_unknown_fields`, defaults, one value parser per field).
-//! 2. Add one line to the table in this file: the variant (with its doc comment) and its [`Entry`]
-//!    (name, type, one-line rule; `.live_only()`, `.board_only()`, `.min_servers(n)`,
-//!    `.params::<ItsParams>()` as needed). `NAME:key=value,...` is then parsed into the struct
-//!    ([`PolicyKind::tuning`]), and the tests below check the row from the table itself.
-//! 3. Add its arm to [`with_policy!`](crate::with_policy), building the type from
-//!    [`PolicyParams`] (its parameters: `p.tuning.get::<ItsParams>()`).
+//! 2. Add one row to the table in this file: the variant (with its doc comment), its parameter
+//!    struct ([`NoParams`] if none), its [`Entry`] (name, type, one-line rule; `.live_only()`,
+//!    `.board_only()`, `.min_servers(n)` as needed) and its constructor `|p, t| ...` from the
+//!    [`PolicyParams`] `p` and the parsed parameters `t`. `NAME:key=value,...` is then parsed
+//!    into the struct ([`PolicyKind::tuning`]), [`with_policy!`](crate::with_policy) builds it,
+//!    and the tests below check the row from the table itself.
 
 use super::tuning::{NoParams, ParamError, Params, Tuning, parse};
 use super::*;
@@ -71,6 +70,8 @@ pub struct Entry {
     pub params: &'static [&'static str],
     /// Parses the text after `NAME:` into the parameter struct (`NAME` for the messages).
     pub parse: fn(&str, &str) -> Result<Tuning, ParamError>,
+    /// Holds the given parameters if they are this row's struct (see [`PolicyKind::tuned`]).
+    pub hold: fn(&dyn std::any::Any) -> Option<Tuning>,
     /// The fields serde reads into the parameter struct (to check them against `params`).
     #[cfg(test)]
     pub fields: fn() -> &'static [&'static str],
@@ -92,6 +93,7 @@ impl Entry {
             min_servers: MinServers::AtLeast(1),
             params: NoParams::KEYS,
             parse: parse_into::<NoParams>,
+            hold: hold_as::<NoParams>,
             #[cfg(test)]
             fields: super::tuning::tests::fields::<NoParams>,
             counts_dispatches: false,
@@ -129,6 +131,7 @@ impl Entry {
         Entry {
             params: P::KEYS,
             parse: parse_into::<P>,
+            hold: hold_as::<P>,
             #[cfg(test)]
             fields: super::tuning::tests::fields::<P>,
             ..self
@@ -180,10 +183,26 @@ fn parse_into<P: Params>(policy: &str, text: &str) -> Result<Tuning, ParamError>
     parse::<P>(policy, text).map(Tuning::new)
 }
 
-/// Generates [`PolicyKind`] and [`POLICIES`] from one list of `Variant => entry` lines (a family's
-/// variant carries its parameter: `PnC(n)`), and the mapping between the two.
+/// `params` held as a [`Tuning`] if they are a `P`.
+fn hold_as<P: Params>(params: &dyn std::any::Any) -> Option<Tuning> {
+    params.downcast_ref::<P>().cloned().map(Tuning::new)
+}
+
+/// Generates, from one list of rows, [`PolicyKind`], [`POLICIES`], the mapping between the two,
+/// and the dispatch behind [`with_policy!`](crate::with_policy).
+///
+/// A row is `Variant: Params => entry, constructor;`: a family's variant carries its parameter
+/// (`PnC(n)`); `Params` is the policy's parameter struct (added to the entry as
+/// [`Entry::params`]); the constructor `|p, t| ...` builds the policy from the [`PolicyParams`]
+/// `p` and the parsed parameters `t` (of type `Params`). A row may give several constructors,
+/// each after a pattern of the variant's parameter in brackets (`pNc` has one for N = 2 and 3,
+/// whose sample count is a compile-time constant, and one for any other N). The first token is
+/// `$`, which the dispatch macro needs for its own variables.
 macro_rules! policy_table {
-    ($( $(#[$doc:meta])* $variant:ident $(($n:ident))? => $entry:expr, )*) => {
+    ($d:tt $(
+        $(#[$doc:meta])* $variant:ident $(($n:ident))?: $params:ty => $entry:expr,
+        $( $([$arg:pat])? |$p:ident, $t:pat_param| $make:expr ),+ ;
+    )*) => {
         /// A parsed policy name: one variant per row of [`POLICIES`] (a family's variant carries
         /// its N).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -192,7 +211,7 @@ macro_rules! policy_table {
         }
 
         /// The policy table, in the order names are listed.
-        pub const POLICIES: &[Entry] = &[$($entry),*];
+        pub const POLICIES: &[Entry] = &[$($entry.params::<$params>()),*];
 
         impl PolicyKind {
             /// This policy's row in [`POLICIES`], and its family parameter (0 if none).
@@ -222,50 +241,93 @@ macro_rules! policy_table {
                 unreachable!("row {row} is in the table")
             }
         }
+
+        /// The dispatch of [`with_policy!`](crate::with_policy): one arm per constructor of the
+        /// table, each binding `$make` to a closure that builds that row's policy.
+        macro_rules! dispatch {
+            ($d kind:expr, |$d make:ident| $d body:expr) => {{
+                #[allow(unused_imports)]
+                use rand::Rng as _;
+                use $d crate::policy::*;
+                match $d kind {
+                    $($(
+                        PolicyKind::$variant $(($arg))? => {
+                            let $d make = |$p: &PolicyParams| {
+                                let $t = $p.tuning.of::<$params>();
+                                $make
+                            };
+                            $d body
+                        }
+                    )+)*
+                }
+            }};
+        }
+        pub(crate) use dispatch;
     };
     (@u32 $n:ident) => { u32 };
     (@arg $n:ident $param:ident) => { $param };
 }
 
-policy_table! {
+policy_table! { $
     /// `random`
-    Random => Entry::new("random", "Random", "a uniform server (weighted=true: in proportion to rate)").params::<RandomParams>(),
+    Random: RandomParams => Entry::new("random", "Random", "a uniform server (weighted=true: in proportion to rate)"),
+        |p, t| Random::with_rates(p.rates, t.weighted);
     /// `rr`
-    RoundRobin => Entry::new("rr", "RoundRobin", "round robin in index order"),
+    RoundRobin: NoParams => Entry::new("rr", "RoundRobin", "round robin in index order"),
+        |p, _| RoundRobin::new(p.rates.len());
     /// `swrr`
-    Swrr => Entry::new("swrr", "Swrr", "smooth weighted round robin, weights from rates (NGINX)"),
+    Swrr: NoParams => Entry::new("swrr", "Swrr", "smooth weighted round robin, weights from rates (NGINX)"),
+        |p, _| Swrr::new(&integer_weights(p.rates));
     /// `pNc`: N distinct choices (`p2c`, `p3c`, ...).
-    PnC(n) => Entry::new("pNc", "PnC", "shortest of N distinct uniform samples, first on ties").family(2, MAX_CHOICES),
+    PnC(n): NoParams => Entry::new("pNc", "PnC", "shortest of N distinct uniform samples, first on ties").family(2, MAX_CHOICES),
+        [2] |p, _| PnC::<2>::new(p.rates.len()),
+        [3] |p, _| PnC::<3>::new(p.rates.len()),
+        [n] |p, _| PnC::<0>::with_choices(p.rates.len(), n as usize);
     /// `p2c-repl`
-    P2cRepl => Entry::new("p2c-repl", "P2cRepl", "two samples with replacement, 2nd if strictly shorter (Envoy)"),
+    P2cRepl: NoParams => Entry::new("p2c-repl", "P2cRepl", "two samples with replacement, 2nd if strictly shorter (Envoy)"),
+        |p, _| P2cRepl::new(p.rates.len());
     /// `jsq`
-    Jsq => Entry::new("jsq", "Jsq", "shortest queue of all, ties uniformly at random"),
+    Jsq: NoParams => Entry::new("jsq", "Jsq", "shortest queue of all, ties uniformly at random"),
+        |p, _| Jsq;
     /// `jsq-local`: `jsq` under the board with update-on-dispatch.
-    JsqLocal => Entry::new("jsq-local", "Jsq", "jsq whose own dispatches update the board at once").counts_dispatches(),
+    JsqLocal: NoParams => Entry::new("jsq-local", "Jsq", "jsq whose own dispatches update the board at once").counts_dispatches(),
+        |p, _| Jsq;
     /// `p2c-pewma`
-    P2cPewma => Entry::new("p2c-pewma", "P2cPeakEwma", "p2c on rtt x (queue + 1), Peak-EWMA rtt (tower)").live_only().min_servers(2).params::<Decay>(),
+    P2cPewma: Decay => Entry::new("p2c-pewma", "P2cPeakEwma", "p2c on rtt x (queue + 1), Peak-EWMA rtt (tower)").live_only().min_servers(2),
+        |p, t| P2cPeakEwma::new(p.rates.len(), t.tau);
     /// `least-request`
-    LeastRequest => Entry::new("least-request", "LeastRequest", "Envoy least_request: N choices, full scan, or EDF").params::<LeastRequestParams>(),
+    LeastRequest: LeastRequestParams => Entry::new("least-request", "LeastRequest", "Envoy least_request: N choices, full scan, or EDF"),
+        |p, t| LeastRequest::new(p.rates, t.choices, t.full_scan, t.bias, &mut p.stream.str("edf").rng());
     /// `least-conn`
-    LeastConn => Entry::new("least-conn", "LeastConn", "NGINX least_conn: fewest active per weight, round robin among ties"),
+    LeastConn: NoParams => Entry::new("least-conn", "LeastConn", "NGINX least_conn: fewest active per weight, round robin among ties"),
+        |p, _| LeastConn::new(&integer_weights(p.rates));
     /// `random-two`
-    RandomTwo => Entry::new("random-two", "RandomTwo", "NGINX random two least_conn: 2 weighted draws, the 2nd unless busier").min_servers(2),
+    RandomTwo: NoParams => Entry::new("random-two", "RandomTwo", "NGINX random two least_conn: 2 weighted draws, the 2nd unless busier").min_servers(2),
+        |p, _| RandomTwo::new(&integer_weights(p.rates));
     /// `aperture`
-    Aperture => Entry::new("aperture", "Aperture", "Finagle deterministic aperture: p2c in the client's ring slice").params::<ApertureParams>(),
+    Aperture: ApertureParams => Entry::new("aperture", "Aperture", "Finagle deterministic aperture: p2c in the client's ring slice"),
+        |p, t| Aperture::new(p.rates.len(), p.client, p.clients, t.min_aperture as usize);
     /// `jiq`
-    Jiq => Entry::new("jiq", "Jiq", "join-idle-queue: a server that reported idle, else a random one").params::<JiqParams>(),
+    Jiq: JiqParams => Entry::new("jiq", "Jiq", "join-idle-queue: a server that reported idle, else a random one"),
+        |p, t| Jiq::new(p.rates.len(), t.dispatchers as usize, p.stream.str("jiq").rng());
     /// `ring-hash`
-    RingHash => Entry::new("ring-hash", "RingHash", "key's server on a hash ring, optionally bounded (HAProxy)").params::<RingHashParams>(),
+    RingHash: RingHashParams => Entry::new("ring-hash", "RingHash", "key's server on a hash ring, optionally bounded (HAProxy)"),
+        |p, t| RingHash::new(p.rates, t.vnodes as usize, t.balance, p.shared.str("ring").rng().next_u64(), p.keys.clone());
     /// `maglev`
-    Maglev => Entry::new("maglev", "MaglevHash", "key's server in a Maglev lookup table").params::<MaglevParams>(),
+    Maglev: MaglevParams => Entry::new("maglev", "MaglevHash", "key's server in a Maglev lookup table"),
+        |p, t| MaglevHash::new(p.rates.len(), t.table as usize, p.shared.str("maglev").rng().next_u64(), p.keys.clone());
     /// `wrr-orca`
-    WrrOrca => Entry::new("wrr-orca", "WrrOrca", "gRPC weighted_round_robin: weights qps/utilization from server reports").live_only().params::<OrcaConfig>(),
+    WrrOrca: OrcaConfig => Entry::new("wrr-orca", "WrrOrca", "gRPC weighted_round_robin: weights qps/utilization from server reports").live_only(),
+        |p, t| WrrOrca::new(p.rates.len(), t, p.stream.str("wrr-orca").rng().next_u32());
     /// `prequal`
-    Prequal => Entry::new("prequal", "Prequal", "Prequal: probe pool, hot-cold rule on requests in flight and latency").live_only().params::<PrequalConfig>(),
+    Prequal: PrequalConfig => Entry::new("prequal", "Prequal", "Prequal: probe pool, hot-cold rule on requests in flight and latency").live_only(),
+        |p, t| Prequal::new(p.rates.len(), t);
     /// `c3`
-    C3 => Entry::new("c3", "C3", "C3: replicas ranked by R - 1/mu + q_hat^3/mu from feedback, cubic rate control").live_only().params::<C3Config>(),
+    C3: C3Config => Entry::new("c3", "C3", "C3: replicas ranked by R - 1/mu + q_hat^3/mu from feedback, cubic rate control").live_only(),
+        |p, t| C3::new(p.rates.len(), p.clients, t);
     /// `least-latency`
-    LeastLatency => Entry::new("least-latency", "LeastLatency", "lower EWMA latency of two random servers (least_time style)").live_only().min_servers(2).params::<Decay>(),
+    LeastLatency: Decay => Entry::new("least-latency", "LeastLatency", "lower EWMA latency of two random servers (least_time style)").live_only().min_servers(2),
+        |p, t| LeastLatency::new(p.rates.len(), t.tau);
 }
 
 /// The largest N of `pNc` (a pick samples N distinct servers, in O(N^2)).
@@ -314,8 +376,8 @@ impl<'a> PolicyParams<'a> {
 /// Builds the concrete policy for `$kind` and evaluates `$body` with `$make` bound to a closure
 /// `|&PolicyParams| -> P` that builds one (a fleet of clients builds one per client).
 ///
-/// One arm per row of [`POLICIES`]; `pNc` has extra arms for N = 2 and 3, whose sample count is a
-/// compile-time constant.
+/// The arms are generated from the rows of [`POLICIES`] (`policy_table!`): each row's
+/// constructor, given its parameter struct as parsed.
 ///
 /// ```ignore
 /// let stats = with_policy!(kind, |make| simulate(make(&params), ...));
@@ -329,130 +391,9 @@ macro_rules! with_policy {
             $body
         })
     };
-    ($kind:expr, |$make:ident| $body:expr) => {{
-        #[allow(unused_imports)]
-        use rand::Rng as _;
-        use $crate::policy::*;
-        match $kind {
-            PolicyKind::Random => {
-                let $make = |p: &PolicyParams| {
-                    Random::with_rates(p.rates, p.tuning.get::<RandomParams>().weighted)
-                };
-                $body
-            }
-            PolicyKind::RoundRobin => {
-                let $make = |p: &PolicyParams| RoundRobin::new(p.rates.len());
-                $body
-            }
-            PolicyKind::Swrr => {
-                let $make = |p: &PolicyParams| Swrr::new(&integer_weights(p.rates));
-                $body
-            }
-            PolicyKind::PnC(2) => {
-                let $make = |p: &PolicyParams| PnC::<2>::new(p.rates.len());
-                $body
-            }
-            PolicyKind::PnC(3) => {
-                let $make = |p: &PolicyParams| PnC::<3>::new(p.rates.len());
-                $body
-            }
-            PolicyKind::PnC(d) => {
-                let $make = |p: &PolicyParams| PnC::<0>::with_choices(p.rates.len(), d as usize);
-                $body
-            }
-            PolicyKind::P2cRepl => {
-                let $make = |p: &PolicyParams| P2cRepl::new(p.rates.len());
-                $body
-            }
-            // `jsq-local` is `jsq`; its name selects the information model instead.
-            PolicyKind::Jsq | PolicyKind::JsqLocal => {
-                let $make = |_: &PolicyParams| Jsq;
-                $body
-            }
-            PolicyKind::P2cPewma => {
-                let $make =
-                    |p: &PolicyParams| P2cPeakEwma::new(p.rates.len(), p.tuning.get::<Decay>().tau);
-                $body
-            }
-            PolicyKind::LeastRequest => {
-                let $make = |p: &PolicyParams| {
-                    let t = p.tuning.get::<LeastRequestParams>();
-                    let mut stream = p.stream.str("edf").rng();
-                    LeastRequest::new(p.rates, t.choices, t.full_scan, t.bias, &mut stream)
-                };
-                $body
-            }
-            PolicyKind::LeastConn => {
-                let $make = |p: &PolicyParams| LeastConn::new(&integer_weights(p.rates));
-                $body
-            }
-            PolicyKind::RandomTwo => {
-                let $make = |p: &PolicyParams| RandomTwo::new(&integer_weights(p.rates));
-                $body
-            }
-            PolicyKind::Aperture => {
-                let $make = |p: &PolicyParams| {
-                    Aperture::new(
-                        p.rates.len(),
-                        p.client,
-                        p.clients,
-                        p.tuning.get::<ApertureParams>().min_aperture as usize,
-                    )
-                };
-                $body
-            }
-            PolicyKind::RingHash => {
-                let $make = |p: &PolicyParams| {
-                    let (t, seed) =
-                        (p.tuning.get::<RingHashParams>(), p.shared.str("ring").rng().next_u64());
-                    RingHash::new(p.rates, t.vnodes as usize, t.balance, seed, p.keys.clone())
-                };
-                $body
-            }
-            PolicyKind::Maglev => {
-                let $make = |p: &PolicyParams| {
-                    let (t, seed) =
-                        (p.tuning.get::<MaglevParams>(), p.shared.str("maglev").rng().next_u64());
-                    MaglevHash::new(p.rates.len(), t.table as usize, seed, p.keys.clone())
-                };
-                $body
-            }
-            PolicyKind::WrrOrca => {
-                let $make = |p: &PolicyParams| {
-                    let start = p.stream.str("wrr-orca").rng().next_u32();
-                    WrrOrca::new(p.rates.len(), p.tuning.get::<OrcaConfig>(), start)
-                };
-                $body
-            }
-            PolicyKind::Prequal => {
-                let $make =
-                    |p: &PolicyParams| Prequal::new(p.rates.len(), p.tuning.get::<PrequalConfig>());
-                $body
-            }
-            PolicyKind::C3 => {
-                let $make = |p: &PolicyParams| {
-                    C3::new(p.rates.len(), p.clients, p.tuning.get::<C3Config>())
-                };
-                $body
-            }
-            PolicyKind::LeastLatency => {
-                let $make = |p: &PolicyParams| {
-                    LeastLatency::new(p.rates.len(), p.tuning.get::<Decay>().tau)
-                };
-                $body
-            }
-            PolicyKind::Jiq => {
-                let $make = |p: &PolicyParams| {
-                    Jiq::new(
-                        p.rates.len(),
-                        p.tuning.get::<JiqParams>().dispatchers as usize,
-                        p.stream.str("jiq").rng(),
-                    )
-                };
-                $body
-            }
-        }
-    }};
+    ($kind:expr, |$make:ident| $body:expr) => {
+        $crate::policy::registry::dispatch!($kind, |$make| $body)
+    };
 }
 
 impl PolicyKind {
@@ -478,6 +419,12 @@ impl PolicyKind {
     /// Parses the text after `NAME:` (`key=value,...`) into the policy's parameter struct.
     pub fn tuning(self, text: &str) -> Result<Tuning, ParamError> {
         (self.entry().parse)(&self.name(), text)
+    }
+
+    /// `params` for this policy if it takes that struct, else its defaults: a setting that
+    /// concerns only some policies (the `--tau` of the policies that take a [`Decay`]).
+    pub fn tuned<P: Params>(self, params: P) -> Tuning {
+        (self.entry().hold)(&params).unwrap_or_default()
     }
 
     /// The policy's row in the table.
@@ -833,8 +780,8 @@ mod tests {
 
     #[test]
     fn dispatch_builds_the_type_each_entry_names() {
-        // `with_policy!` matches without a wildcard, so a row without an arm (or an arm without
-        // a row) does not compile; this checks that each arm builds its row's type.
+        // `with_policy!`'s arms are generated from the rows; this checks that each arm builds
+        // the type its row names.
         let rates = vec![1.0; 100];
         for kind in samples() {
             let tuning = kind.tuning("").unwrap();
@@ -911,21 +858,44 @@ mod tests {
     #[test]
     fn parameters_reach_their_struct() {
         let get = |name, text| PolicyKind::parse(name).unwrap().tuning(text).unwrap();
-        let lr = get("least-request", "choices=3, mode=full-scan").get::<LeastRequestParams>();
+        let lr = get("least-request", "choices=3, mode=full-scan").of::<LeastRequestParams>();
         assert_eq!(lr, LeastRequestParams { choices: 3, full_scan: true, bias: 1.0 });
-        let ring = get("ring-hash", "balance=1.25").get::<RingHashParams>();
+        let ring = get("ring-hash", "balance=1.25").of::<RingHashParams>();
         assert_eq!(ring, RingHashParams { vnodes: 100, balance: Some(1.25) });
-        assert_eq!(get("maglev", "table=251").get::<MaglevParams>().table, 251);
-        let orca = get("wrr-orca", "report_period=5,blackout_period=0").get::<OrcaConfig>();
+        assert_eq!(get("maglev", "table=251").of::<MaglevParams>().table, 251);
+        let orca = get("wrr-orca", "report_period=5,blackout_period=0").of::<OrcaConfig>();
         assert_eq!((orca.report, orca.blackout, orca.update), (5.0, 0.0, 10.0));
-        let c3 = get("c3", "rate_interval=7,rate_control=false").get::<C3Config>();
+        let c3 = get("c3", "rate_interval=7,rate_control=false").of::<C3Config>();
         assert_eq!((c3.interval, c3.rate_control, c3.beta), (7.0, false, 0.2));
-        assert_eq!(get("prequal", "pool=4").get::<PrequalConfig>().pool, 4);
-        assert_eq!(get("p2c-pewma", "tau=2.5").get::<Decay>().tau, 2.5);
-        assert_eq!(get("least-latency", "").get::<Decay>().tau, DEFAULT_TAU);
-        assert!(get("random", "weighted=true").get::<RandomParams>().weighted);
-        assert_eq!(get("aperture", "min_aperture=3").get::<ApertureParams>().min_aperture, 3);
-        assert_eq!(get("jiq", "dispatchers=7").get::<JiqParams>().dispatchers, 7);
+        assert_eq!(get("prequal", "pool=4").of::<PrequalConfig>().pool, 4);
+        assert_eq!(get("p2c-pewma", "tau=2.5").of::<Decay>().tau, 2.5);
+        assert_eq!(get("least-latency", "").of::<Decay>().tau, DEFAULT_TAU);
+        assert!(get("random", "weighted=true").of::<RandomParams>().weighted);
+        assert_eq!(get("aperture", "min_aperture=3").of::<ApertureParams>().min_aperture, 3);
+        assert_eq!(get("jiq", "dispatchers=7").of::<JiqParams>().dispatchers, 7);
+    }
+
+    #[test]
+    fn a_setting_reaches_only_the_policies_that_take_it() {
+        let tau = Decay { tau: 1.5 };
+        for kind in samples() {
+            let takes = matches!(kind, PolicyKind::P2cPewma | PolicyKind::LeastLatency);
+            let want = if takes { Tuning::new(tau) } else { Tuning::default() };
+            assert_eq!(kind.tuned(tau), want, "{}", kind.name());
+            // Every policy is built from what `tuned` gives it.
+            let rates = vec![1.0; 100];
+            let tuning = kind.tuned(tau);
+            let params = PolicyParams::new(&rates, &tuning);
+            let _ = with_policy!(kind, &params, |p| std::any::type_name_of_val(&p));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "parameters Decay given to a policy that takes RandomParams")]
+    fn a_policy_given_another_s_parameters_is_not_built_with_defaults() {
+        let (rates, tuning) = (vec![1.0; 4], Tuning::new(Decay { tau: 1.0 }));
+        let params = PolicyParams::new(&rates, &tuning);
+        let _ = with_policy!(PolicyKind::Random, &params, |p| std::any::type_name_of_val(&p));
     }
 
     #[test]

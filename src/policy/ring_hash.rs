@@ -21,23 +21,23 @@
 //! by weight, which lbsim does not: every server gets `vnodes` points and an equal turn).
 
 use super::Policy;
-use super::tuning::{Params, count, number_where, text};
+use super::tuning::{count, number_where, params, text};
 use crate::hashing::{Maglev, Ring, bounded_load_eligible, key_hash};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
 use crate::workload::SharedKeys;
 
-/// The parameters of `ring-hash`.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct RingHashParams {
-    /// Points per server (default 100).
-    #[serde(deserialize_with = "count")]
-    pub vnodes: u32,
-    /// Bounded-load factor (HAProxy's `hash-balance-factor` / 100); `None`: off.
-    #[serde(deserialize_with = "balance")]
-    pub balance: Option<f64>,
+params! {
+    /// The parameters of `ring-hash`.
+    pub struct RingHashParams {
+        /// Points per server (default 100).
+        #[serde(deserialize_with = "count")]
+        pub vnodes: u32,
+        /// Bounded-load factor (HAProxy's `hash-balance-factor` / 100); `None`: off.
+        #[serde(deserialize_with = "balance")]
+        pub balance: Option<f64>,
+    }
 }
 
 impl Default for RingHashParams {
@@ -46,33 +46,25 @@ impl Default for RingHashParams {
     }
 }
 
-impl Params for RingHashParams {
-    const KEYS: &'static [&'static str] = &["vnodes", "balance"];
-}
-
 /// `balance`: a factor above 1, at most 100.
 fn balance<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     let what = "a factor > 1 (1.25 = 25% above the mean)";
     number_where(d, |b| b > 1.0 && b <= 100.0, what).map(Some)
 }
 
-/// The parameters of `maglev`.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MaglevParams {
-    /// Lookup table size, a prime (default 65537).
-    #[serde(deserialize_with = "table")]
-    pub table: u32,
+params! {
+    /// The parameters of `maglev`.
+    pub struct MaglevParams {
+        /// Lookup table size, a prime (default 65537).
+        #[serde(deserialize_with = "table")]
+        pub table: u32,
+    }
 }
 
 impl Default for MaglevParams {
     fn default() -> Self {
         MaglevParams { table: 65_537 }
     }
-}
-
-impl Params for MaglevParams {
-    const KEYS: &'static [&'static str] = &["table"];
 }
 
 /// `table`: a prime from 3 to 10000019.

@@ -1,8 +1,9 @@
 //! Policy parameters, as written after a policy's name in a scenario (`NAME:key=value,...`).
 //!
-//! Each policy with parameters declares them as one struct in its own file, deserialised with
-//! serde (`deny_unknown_fields`, every field defaulted) and marked [`Params`]; its row of the
-//! policy table names it (`.params::<C3Config>()`). The text is parsed once, by [`parse`], into
+//! Each policy with parameters declares them as one struct in its own file, with [`params!`]:
+//! deserialised with serde (`deny_unknown_fields`, every field defaulted), its keys
+//! ([`Params::KEYS`]) taken from its fields; its row of the policy table names it
+//! (`C3: C3Config => ...`). The text is parsed once, by [`parse`], into
 //! that struct, held for the run by a [`Tuning`]. A field's parser is one of the functions below
 //! (`#[serde(deserialize_with = "...")]`): each says what it expects, and [`parse`] puts the key in
 //! front (`tau must be a number > 0`).
@@ -15,22 +16,55 @@ use serde::de::value::{BorrowedStrDeserializer, MapAccessDeserializer};
 use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess};
 use serde::{Deserialize, Deserializer};
 
-/// A policy's parameter struct: the keys, in the order `lbsim --help` lists them (the struct's
-/// serde fields, checked by a test), and their defaults ([`Default`]).
+/// A policy's parameter struct: the keys, in the order `lbsim --help` lists them, and their
+/// defaults ([`Default`]). Declared with [`params!`], which writes the keys from the fields.
 pub trait Params:
     DeserializeOwned + Default + Clone + PartialEq + fmt::Debug + Send + Sync + 'static
 {
-    /// The keys accepted as `NAME:key=value`.
+    /// The keys accepted as `NAME:key=value`: the struct's serde field names, in order.
     const KEYS: &'static [&'static str];
 }
 
-/// The parameters of a policy that has none.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoParams {}
+/// Declares a parameter struct and its [`Params`]: the struct as written (each field with its
+/// value parser, `#[serde(deserialize_with = "...")]`, and `rename = "key"` first where the key
+/// is not the field's name), deserialised with `deny_unknown_fields` and every field defaulted,
+/// and [`Params::KEYS`] from its fields, so that a key is written once.
+macro_rules! params {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident {
+            $(
+                $(#[doc = $doc:literal])*
+                #[serde($(rename = $key:literal,)? deserialize_with = $with:literal)]
+                pub $field:ident: $ty:ty,
+            )*
+        }
+    ) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+        #[serde(deny_unknown_fields, default)]
+        pub struct $name {
+            $(
+                $(#[doc = $doc])*
+                #[serde($(rename = $key,)? deserialize_with = $with)]
+                pub $field: $ty,
+            )*
+        }
 
-impl Params for NoParams {
-    const KEYS: &'static [&'static str] = &[];
+        impl $crate::policy::tuning::Params for $name {
+            const KEYS: &'static [&'static str] =
+                &[$($crate::policy::tuning::params!(@key $field $($key)?)),*];
+        }
+    };
+    (@key $field:ident) => { stringify!($field) };
+    (@key $field:ident $key:literal) => { $key };
+}
+pub(crate) use params;
+
+params! {
+    /// The parameters of a policy that has none.
+    #[derive(Default)]
+    pub struct NoParams {}
 }
 
 /// The parameters of the run's policy: its parameter struct as parsed, or nothing (every
@@ -44,11 +78,33 @@ impl Tuning {
         Tuning(Some(Arc::new(params)))
     }
 
-    /// The parameters held if they are a `P`, else `P`'s defaults.
-    pub fn get<P: Params>(&self) -> P {
-        let held = self.0.as_deref().and_then(|h| h.as_any().downcast_ref::<P>());
-        held.cloned().unwrap_or_default()
+    /// The parameters held if they are a `P`, `P`'s defaults if none are held, or an error if
+    /// they are another struct (another policy's parameters).
+    pub fn get<P: Params>(&self) -> Result<P, ParamError> {
+        let Some(held) = self.0.as_deref() else {
+            return Ok(P::default());
+        };
+        match held.as_any().downcast_ref::<P>() {
+            Some(params) => Ok(params.clone()),
+            None => Err(ParamError::Mismatch { held: held.name(), wanted: type_name::<P>() }),
+        }
     }
+
+    /// The parameters of a policy that takes a `P`, as [`Tuning::get`]; panics if they are
+    /// another struct: a tuning is made for its policy ([`PolicyKind::tuning`],
+    /// [`PolicyKind::tuned`]), so that is a fault of the program, not of its input.
+    ///
+    /// [`PolicyKind::tuning`]: super::PolicyKind::tuning
+    /// [`PolicyKind::tuned`]: super::PolicyKind::tuned
+    pub fn of<P: Params>(&self) -> P {
+        self.get().unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+/// The last segment of `P`'s path (`Decay`), for messages.
+fn type_name<P>() -> &'static str {
+    let full = std::any::type_name::<P>();
+    full.rsplit("::").next().unwrap_or(full)
 }
 
 impl fmt::Debug for Tuning {
@@ -73,11 +129,16 @@ impl PartialEq for Tuning {
 trait Held: fmt::Debug + Send + Sync {
     fn as_any(&self) -> &dyn Any;
     fn same(&self, other: &dyn Any) -> bool;
+    fn name(&self) -> &'static str;
 }
 
 impl<P: Params> Held for P {
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn name(&self) -> &'static str {
+        type_name::<P>()
     }
 
     fn same(&self, other: &dyn Any) -> bool {
@@ -106,6 +167,13 @@ pub enum ParamError {
     },
     /// A value out of its range or of the wrong kind.
     Value(String),
+    /// A policy given another policy's parameter struct (a fault of the program).
+    Mismatch {
+        /// The struct held.
+        held: &'static str,
+        /// The struct the policy takes.
+        wanted: &'static str,
+    },
 }
 
 impl fmt::Display for ParamError {
@@ -118,6 +186,9 @@ impl fmt::Display for ParamError {
                 write!(f, "parameter '{k}' is given twice ({k}={first} and {k}={second})")
             }
             ParamError::Value(message) => f.write_str(message),
+            ParamError::Mismatch { held, wanted } => {
+                write!(f, "parameters {held} given to a policy that takes {wanted}")
+            }
         }
     }
 }
@@ -278,41 +349,56 @@ pub(crate) mod tests {
         f.0.expect("a parameter struct")
     }
 
-    #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-    #[serde(deny_unknown_fields, default)]
-    struct Two {
-        #[serde(deserialize_with = "count")]
-        n: u32,
-        #[serde(deserialize_with = "flag")]
-        on: bool,
-    }
-
-    impl Params for Two {
-        const KEYS: &'static [&'static str] = &["n", "on"];
+    params! {
+        #[derive(Default)]
+        pub struct Two {
+            #[serde(deserialize_with = "count")]
+            pub n: u32,
+            #[serde(rename = "switch", deserialize_with = "flag")]
+            pub on: bool,
+        }
     }
 
     #[test]
     fn parameters_are_read_left_to_right_and_the_first_fault_is_reported() {
         let two = |text| parse::<Two>("two", text).map_err(|e| e.to_string());
-        assert_eq!(two(" n = 3 ,, on=true,"), Ok(Two { n: 3, on: true }));
+        assert_eq!(two(" n = 3 ,, switch=true,"), Ok(Two { n: 3, on: true }));
         assert_eq!(two(""), Ok(Two::default()));
         assert_eq!(two("n=0,x=1"), Err("n must be an integer from 1 to 100000".into()));
         assert_eq!(two("x=1,n=0"), Err("unknown parameter 'x=1' for two".into()));
-        assert_eq!(two("n=1, on"), Err("unknown parameter ' on' for two".into()));
+        assert_eq!(two("n=1, switch"), Err("unknown parameter ' switch' for two".into()));
         assert_eq!(two("n=1,n=2,on=x"), Err("parameter 'n' is given twice (n=1 and n=2)".into()));
-        assert_eq!(two("on=yes"), Err("on must be true or false".into()));
+        assert_eq!(two("switch=yes"), Err("switch must be true or false".into()));
+        assert_eq!(two("on=true"), Err("unknown parameter 'on=true' for two".into()));
+        assert_eq!(Two::KEYS, ["n", "switch"]);
         assert_eq!(fields::<Two>(), Two::KEYS);
+        assert_eq!(NoParams::KEYS, [] as [&str; 0]);
     }
 
     #[test]
     fn a_tuning_gives_what_it_holds_or_the_defaults() {
         let held = Tuning::new(Two { n: 5, on: true });
-        assert_eq!(held.get::<Two>(), Two { n: 5, on: true });
-        assert_eq!(Tuning::default().get::<Two>(), Two::default());
-        assert_eq!(Tuning::new(NoParams {}).get::<Two>(), Two::default());
+        assert_eq!(held.get::<Two>(), Ok(Two { n: 5, on: true }));
+        assert_eq!(held.of::<Two>(), Two { n: 5, on: true });
+        assert_eq!(Tuning::default().get::<Two>(), Ok(Two::default()));
+        assert_eq!(Tuning::default().of::<NoParams>(), NoParams {});
         assert_eq!(held, Tuning::new(Two { n: 5, on: true }));
         assert_ne!(held, Tuning::new(Two { n: 4, on: true }));
         assert_ne!(held, Tuning::default());
         assert_eq!(format!("{held:?}"), "Two { n: 5, on: true }");
+    }
+
+    #[test]
+    fn another_policy_s_parameters_are_refused() {
+        let other = Tuning::new(NoParams {});
+        let err = ParamError::Mismatch { held: "NoParams", wanted: "Two" };
+        assert_eq!(other.get::<Two>(), Err(err.clone()));
+        assert_eq!(err.to_string(), "parameters NoParams given to a policy that takes Two");
+    }
+
+    #[test]
+    #[should_panic(expected = "parameters NoParams given to a policy that takes Two")]
+    fn a_policy_is_never_built_with_another_policy_s_parameters() {
+        Tuning::new(NoParams {}).of::<Two>();
     }
 }

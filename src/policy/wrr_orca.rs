@@ -30,41 +30,31 @@
 //! report period, which is 1 s (10) rather than 10 s so that utilisation is reported as often as
 //! weights are updated.
 
-use super::tuning::{Params, non_negative, positive};
+use super::tuning::{non_negative, params, positive};
 use super::{Policy, Report};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
 
-/// The parameters of `wrr-orca`, in mean service times.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct OrcaConfig {
-    /// `blackout_period` (gRPC default 10 s).
-    #[serde(rename = "blackout_period", deserialize_with = "non_negative")]
-    pub blackout: f64,
-    /// `weight_expiration_period` (gRPC default 3 min).
-    #[serde(rename = "expiration_period", deserialize_with = "positive")]
-    pub expiration: f64,
-    /// `weight_update_period` (gRPC default 1 s).
-    #[serde(rename = "weight_update_period", deserialize_with = "positive")]
-    pub update: f64,
-    /// How often servers report.
-    #[serde(rename = "report_period", deserialize_with = "positive")]
-    pub report: f64,
-    /// `error_utilization_penalty` (gRPC default 1.0).
-    #[serde(deserialize_with = "non_negative")]
-    pub penalty: f64,
-}
-
-impl Params for OrcaConfig {
-    const KEYS: &'static [&'static str] = &[
-        "blackout_period",
-        "expiration_period",
-        "weight_update_period",
-        "report_period",
-        "penalty",
-    ];
+params! {
+    /// The parameters of `wrr-orca`, in mean service times.
+    pub struct OrcaConfig {
+        /// `blackout_period` (gRPC default 10 s).
+        #[serde(rename = "blackout_period", deserialize_with = "non_negative")]
+        pub blackout: f64,
+        /// `weight_expiration_period` (gRPC default 3 min).
+        #[serde(rename = "expiration_period", deserialize_with = "positive")]
+        pub expiration: f64,
+        /// `weight_update_period` (gRPC default 1 s).
+        #[serde(rename = "weight_update_period", deserialize_with = "positive")]
+        pub update: f64,
+        /// How often servers report.
+        #[serde(rename = "report_period", deserialize_with = "positive")]
+        pub report: f64,
+        /// `error_utilization_penalty` (gRPC default 1.0).
+        #[serde(deserialize_with = "non_negative")]
+        pub penalty: f64,
+    }
 }
 
 impl Default for OrcaConfig {

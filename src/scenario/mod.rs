@@ -841,7 +841,7 @@ impl Spec {
         self.validate_arrivals()?;
         self.service.validate().map_err(keyed)?;
         self.validate_info(servers)?;
-        self.keys.validate().map_err(|(key, message)| invalid(&key, message))?;
+        self.keys.validate().map_err(keyed)?;
         self.validate_run()?;
         self.validate_precision()?;
         self.validate_lifecycle()

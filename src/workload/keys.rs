@@ -20,6 +20,7 @@ use rand::RngExt;
 use rand_distr::Zipf;
 use serde::{Deserialize, Serialize};
 
+use crate::error::KeyError;
 use crate::named::{Name, Named};
 use crate::rng::SimRng;
 
@@ -72,21 +73,19 @@ pub const MAX_KEYS: u64 = 1 << 40;
 
 impl KeySpec {
     /// Checks the parameters; the message names the key.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), KeyError> {
         if !(1..=MAX_KEYS).contains(&self.count.0) {
-            return Err((
-                "keys.count".into(),
-                format!("expected 1 to 2^40 keys, got {}", self.count.0),
-            ));
+            let message = format!("expected 1 to 2^40 keys, got {}", self.count.0);
+            return Err(KeyError::new("keys.count", message));
         }
         match self.popularity.get() {
             Ok(Popularity::Uniform) => Ok(()),
             Ok(Popularity::Zipf) if self.s.is_finite() && self.s > 0.0 && self.s <= 10.0 => Ok(()),
             Ok(Popularity::Zipf) => {
-                Err(("keys.s".into(), format!("expected 0 < s <= 10, got {}", self.s)))
+                Err(KeyError::new("keys.s", format!("expected 0 < s <= 10, got {}", self.s)))
             }
-            Err(other) => Err((
-                "keys.popularity".into(),
+            Err(other) => Err(KeyError::new(
+                "keys.popularity",
                 format!("'{other}': expected \"uniform\" or \"zipf\""),
             )),
         }
@@ -168,8 +167,17 @@ mod tests {
         let mut src = spec.source(SimRng::seed_from_u64(1));
         assert!((0..1000).all(|_| src.next_key() < 7));
         let bad = KeySpec { popularity: Named::Is(Popularity::Zipf), s: 0.0, ..KeySpec::default() };
-        assert_eq!(bad.validate().unwrap_err().0, "keys.s");
+        let e = bad.validate().unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.to_string()),
+            ("keys.s", "keys.s: expected 0 < s <= 10, got 0".into())
+        );
         let bad = KeySpec { popularity: Named::Other("pareto".into()), ..KeySpec::default() };
-        assert_eq!(bad.validate().unwrap_err().0, "keys.popularity");
+        let e = bad.validate().unwrap_err();
+        let message = "keys.popularity: 'pareto': expected \"uniform\" or \"zipf\"";
+        assert_eq!((e.key.as_str(), e.to_string()), ("keys.popularity", message.into()));
+        let bad = KeySpec { count: crate::count::Count(0), ..KeySpec::default() };
+        let message = "keys.count: expected 1 to 2^40 keys, got 0";
+        assert_eq!(bad.validate().unwrap_err().to_string(), message);
     }
 }

@@ -372,13 +372,17 @@ fn check_set_keys(assignments: &[Assignment]) -> Result<(), UsageError> {
 fn check_hash_policies(policies: &[PolicySpec], servers: usize) -> Result<(), KeyError> {
     use crate::policy::{MaglevParams, RingHashParams};
     for p in policies {
-        let (ring, maglev) = (p.tuning.get::<RingHashParams>(), p.tuning.get::<MaglevParams>());
-        let (vnodes, table) = (ring.vnodes, maglev.table as usize);
         let fits = match p.kind {
-            PolicyKind::Maglev => maglev_fits(servers, 0, table)
-                .map_err(|rule| format!("on {servers} servers (farm.groups): {rule}")),
-            PolicyKind::RingHash => ring_fits(servers, u64::from(vnodes))
-                .map_err(|rule| format!("with vnodes {vnodes} {rule}")),
+            PolicyKind::Maglev => {
+                let table = p.tuning.of::<MaglevParams>().table as usize;
+                maglev_fits(servers, 0, table)
+                    .map_err(|rule| format!("on {servers} servers (farm.groups): {rule}"))
+            }
+            PolicyKind::RingHash => {
+                let vnodes = p.tuning.of::<RingHashParams>().vnodes;
+                ring_fits(servers, u64::from(vnodes))
+                    .map_err(|rule| format!("with vnodes {vnodes} {rule}"))
+            }
             _ => Ok(()),
         };
         fits.map_err(|rule| KeyError::new("policies", format!("'{}' {rule}", p.label)))?;
