@@ -74,7 +74,9 @@ pub struct Client {
     pub throttle_ratio: f64,
     /// gRPC hedging's `hedgingDelay`: another attempt every `hedge` until one answers; 0 = no
     /// hedging. Hedging and retries exclude each other, as in gRFC A6 (a method has a retry
-    /// policy or a hedging policy): the scenario refuses both at once.
+    /// policy or a hedging policy): the scenario refuses both at once, and with `hedge > 0`
+    /// the retry rules are not used (`retry_on` then names the non-fatal failures, after
+    /// which the next hedge goes at once).
     pub hedge: f64,
     /// gRPC hedging's `maxAttempts`: the most attempts in all, the first included.
     pub hedge_max: u32,

@@ -74,7 +74,11 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let req = lc.requests[r as usize];
         if req.done {
             // Its deadline passed on the way (in the admission stage or a policy's backlog):
-            // the client drops it, and the policy hears its pick leave at once.
+            // the client drops it, and the policy hears its pick leave at once. A retry on
+            // its way was an active retry of its client.
+            if req.attempts > 0 && lc.cfg.client.hedge == 0.0 {
+                lc.client(req.client).active_retries -= 1;
+            }
             lc.release_request(r);
             self.policy.on_departure(s, 0.0, now, tag);
             return false;
