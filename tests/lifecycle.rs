@@ -1,12 +1,14 @@
 //! The request lifecycle (SPEC §11) against closed forms: queue limits (M/M/1/K blocking),
 //! errors with and without retries (binomial and geometric), per-attempt timeouts on M/M/1
-//! (the sojourn's exponential tail), response delays (M/M/1 plus a constant), and that a
-//! lifecycle which does nothing leaves every number as it was. Seeds are fixed; each tolerance
+//! (the sojourn's exponential tail), response delays (M/M/1 plus a constant), timeouts,
+//! retries, hedging and `same_work` on a farm where nobody waits, M/M/1 whose timed-out
+//! requests leave (`cancel`), each client's own throttle, and that a lifecycle which does
+//! nothing leaves every number as it was. Seeds are fixed; each tolerance
 //! is derived in the comment beside it. Then the scenario file's keys, refusals and columns.
 
 use lbsim::experiment::{Scenario, run_replication};
-use lbsim::lifecycle::{Change, Client, Lifecycle, RetryOn};
-use lbsim::model::Farm;
+use lbsim::lifecycle::{Backoff, Change, Client, Failure, Lifecycle, RetryOn};
+use lbsim::model::{Clients, Farm};
 use lbsim::policy::PolicyKind;
 use lbsim::stats::RepStats;
 
@@ -261,15 +263,17 @@ fn scenario_columns_follow_part_two() {
     assert!(printed.contains("[client]") && printed.contains("queue_limit = 20"), "{printed}");
 }
 
-/// Keys this version does not support are refused, naming the key; bad values too.
+/// Bad values are refused, naming the key; so is hedging with retries.
 #[test]
 fn unsupported_and_bad_client_keys_are_refused() {
     let dir = Dir::new("lifecycle-refusals");
     let file = dir.file("retries.toml", SCENARIO);
     for (set, needle) in [
-        ("client.cancel=true", "client.cancel: true (removing a timed-out attempt"),
-        ("client.hedge=2.0", "client.hedge: hedging is not supported yet"),
-        ("client.same_work=true", "client.same_work: true"),
+        ("client.hedge=2.0", "client.hedge: hedging and retries exclude each other (gRFC A6"),
+        ("client.hedge=-1.0", "client.hedge: expected a time >= 0 (0 = no hedging), got -1"),
+        ("client.hedge=nan", "client.hedge: expected a time >= 0 (0 = no hedging), got"),
+        ("client.hedge_max=0", "client.hedge_max: expected 1 to 5 attempts in all"),
+        ("client.hedge_max=6", "client.hedge_max: expected 1 to 5 attempts in all"),
         ("client.budget=2.0", "client.budget: expected a fraction from 0 to 1"),
         ("client.backoff=\"fast\"", "client"),
         ("client.retry_on=[\"slow\"]", "client"),
@@ -304,4 +308,208 @@ fn the_retries_example_runs() {
         "csv",
     ]);
     assert!(csv.lines().next().unwrap().trim_end_matches(",note").ends_with("wasted"), "{csv}");
+}
+
+// ===== cancel, hedging, same_work, per-client state =====
+
+/// Servers of the farm where nobody waits: one rate-1 server with this many workers.
+const SLOTS: u32 = 200;
+
+/// One server with [`SLOTS`] workers at load 0.1: arrivals at rate 20, so about 20 workers
+/// busy (a few more with hedges and attempts served after their timeout); P(200 or more
+/// present) is below 1e-50 for a Poisson(30). Each attempt's time there is its Exp(1) demand.
+fn no_wait(client: Client, requests: u64, seed: u64) -> RepStats {
+    let l = Lifecycle {
+        error: vec![0.0],
+        delay: vec![0.0],
+        queue_limit: None,
+        changes: Vec::new(),
+        client,
+    };
+    let farm = Farm { slots: SLOTS, lifecycle: Some(Box::new(l)), ..Farm::homogeneous(1, 0.1) };
+    let sc = Scenario::live(farm, PolicyKind::Random, 10.0);
+    let r = run_replication(&sc, &run_length(1000, requests), seed, 0);
+    assert!(r.max_queue < SLOTS, "somebody waited: {} present", r.max_queue);
+    r
+}
+
+/// Timeout t, Exp(1) attempts, nobody waits: an attempt answers in time with probability
+/// 1 - e^-t. With k retries on timeout (no backoff), each with its own demand, the request
+/// fails only if all k + 1 time out: success 1 - e^-(k+1)t, attempts sum_{i=0..k} e^-it.
+/// Both hold whether a timed-out attempt is served anyway or cancelled (nobody waits either
+/// way). 100k requests: success's binomial sd is at most 0.0016 (independent requests): 0.007
+/// is over 4 sd; attempts (1, 2 or 3; sd 0.87 per request, 0.0028 over 100k): 0.012.
+#[test]
+fn timeouts_and_retries_on_exponential_attempts_follow_their_closed_forms() {
+    let t = 0.5f64;
+    for cancel in [false, true] {
+        let once = no_wait(Client { timeout: t, cancel, ..Client::default() }, 100_000, 1);
+        let l = once.lifecycle;
+        let expected = 1.0 - (-t).exp();
+        assert!((l.success() - expected).abs() < 0.007, "{cancel}: {} vs {expected}", l.success());
+        let k = 2;
+        let client = Client {
+            timeout: t,
+            cancel,
+            retries: k,
+            retry_on: RetryOn::of(&[Failure::Timeout]),
+            backoff: Backoff::None,
+            ..Client::default()
+        };
+        let l = no_wait(client, 100_000, 2).lifecycle;
+        let success = 1.0 - (-(f64::from(k) + 1.0) * t).exp();
+        let attempts: f64 = (0..=k).map(|i| (-f64::from(i) * t).exp()).sum();
+        assert!((l.success() - success).abs() < 0.007, "{cancel}: {} vs {success}", l.success());
+        let a = l.attempts_per_request();
+        assert!((a - attempts).abs() < 0.012, "{cancel}: attempts {a} vs {attempts}");
+        // Cancelled attempts leave at their timeout: every wasted second is one they got.
+        if cancel {
+            assert!(l.wasted > 0.0 && l.wasted < l.busy);
+        }
+    }
+}
+
+/// Hedging after h with at most 2 attempts, Exp(1) attempts, nobody waits: the first answers
+/// before h with probability 1 - e^-h; otherwise a second starts at h and the answer comes at
+/// h + min(Exp(1), Exp(1)) = h + Exp(2) (memorylessness). Mean latency E[min(X, h)] + e^-h / 2
+/// = 1 - e^-h / 2; attempts 1 + e^-h. The losing attempt is cancelled or served: the winner
+/// is the same. 100k requests: the latency's sd is under 0.8 per request, 0.0025 over 100k:
+/// 0.01 is 4 sd; attempts (Bernoulli, sd 0.0016): 0.007.
+#[test]
+fn hedging_exponential_attempts_gives_the_closed_form_latency_and_attempts() {
+    let h = 0.5f64;
+    let mut wasted = Vec::new();
+    for cancel in [false, true] {
+        let client = Client { hedge: h, hedge_max: 2, cancel, ..Client::default() };
+        let r = no_wait(client, 100_000, 3);
+        let l = r.lifecycle;
+        assert_eq!(l.successes, l.requests);
+        let mean = 1.0 - (-h).exp() / 2.0;
+        assert!((r.mean() - mean).abs() < 0.01, "{cancel}: mean {} vs {mean}", r.mean());
+        let attempts = 1.0 + (-h).exp();
+        let a = l.attempts_per_request();
+        assert!((a - attempts).abs() < 0.007, "{cancel}: attempts {a} vs {attempts}");
+        wasted.push(l.wasted_share());
+    }
+    // Served losers cost a whole Exp(1) demand; cancelled ones only until the winner answered.
+    assert!(wasted[1] < wasted[0], "cancel wastes less: {wasted:?}");
+    // hedge_max 1 is no hedging: every request one attempt.
+    let client = Client { hedge: h, hedge_max: 1, ..Client::default() };
+    assert_eq!(no_wait(client, 10_000, 3).lifecycle.attempts, 10_000);
+}
+
+/// same_work: a retry of a timed-out attempt carries the same demand, longer than the timeout,
+/// so it times out again: success is exactly the no-retry run's (the same requests succeed:
+/// the first attempts' demands are the workload's, and nobody waits), 1 - e^-t, where fresh
+/// demands give 1 - e^-2t. Attempts: 1 + e^-t.
+#[test]
+fn same_work_retries_of_a_timed_out_attempt_time_out_again() {
+    let t = 0.7f64;
+    let plain = no_wait(Client { timeout: t, ..Client::default() }, 50_000, 4).lifecycle;
+    let retried = Client {
+        timeout: t,
+        retries: 1,
+        retry_on: RetryOn::of(&[Failure::Timeout]),
+        backoff: Backoff::None,
+        ..Client::default()
+    };
+    let same = no_wait(Client { same_work: true, ..retried.clone() }, 50_000, 4).lifecycle;
+    assert_eq!(same.successes, plain.successes);
+    assert_eq!(same.attempts, plain.requests + plain.timeouts);
+    let fresh = no_wait(retried, 50_000, 4).lifecycle;
+    // Binomial sd over 50k requests at most 0.0023: 0.01 is over 4 sd.
+    assert!((fresh.success() - (1.0 - (-2.0 * t).exp())).abs() < 0.01, "{}", fresh.success());
+    assert!((same.success() - (1.0 - (-t).exp())).abs() < 0.01, "{}", same.success());
+}
+
+/// M/M/1 (lambda = 0.9, mu = 1) whose requests leave at their timeout tau, waiting or in
+/// service (`cancel`, no retries): patience on the whole sojourn. The virtual waiting time V
+/// (the work ahead of an arrival) never exceeds tau: an arrival finding V = v < tau brings
+/// min(S, tau - v), so V jumps to min(v + S, tau), and nobody leaves while waiting. Level
+/// crossing (Brill and Posner 1977; the method of Baccelli, Boyer and Hebuterne 1984,
+/// "Single-server queues with impatient customers", for M/G/1+D) gives, on (0, tau),
+/// f(v) = lambda P0 e^-(1 - lambda) v, as in M/M/1, with
+/// 1/P0 = 1 + lambda (1 - e^-(1-lambda) tau) / (1 - lambda). A request succeeds iff its
+/// demand fits in tau - V (PASTA): P(success) = E[1 - e^-(tau - V)] = 1 - P0 e^-(1-lambda) tau.
+/// tau = 5: P0 = 0.2202, success 0.8664 (served anyway, without cancel: 1 - e^-0.5 = 0.39).
+/// 10 servers x 2 x 100k requests: binomial sd 0.0005; V regenerates at 0 a fifth of the time,
+/// so the correlation inflates it a few times at most: 0.006.
+#[test]
+fn m_m_1_whose_timed_out_requests_leave_matches_its_level_crossing_form() {
+    let (lambda, tau) = (0.9f64, 5.0);
+    let client = Client { timeout: tau, cancel: true, ..Client::default() };
+    let r = run(lambda, Some(lifecycle(0.0, 0.0, None, client)), 200_000, 2);
+    let l = r.lifecycle;
+    let p0 = 1.0 / (1.0 + lambda * (1.0 - (-(1.0 - lambda) * tau).exp()) / (1.0 - lambda));
+    let success = 1.0 - p0 * (-(1.0 - lambda) * tau).exp();
+    assert!((l.success() - success).abs() < 0.006, "success {} vs {success}", l.success());
+    assert_eq!(l.successes + l.timeouts, l.requests);
+    // Nobody waits tau: every success's sojourn is within it.
+    assert!(r.range.unwrap().1 <= tau);
+}
+
+/// cancel = true frees the server: M/M/1 at 0.8 with a timeout of 4, no retries. Served
+/// anyway, timed-out attempts keep the queue at plain M/M/1 (success 1 - e^-0.8 = 0.55) and
+/// are wasted; cancelled, they leave at once: less waste, and the others get through faster
+/// and more often. (The exact small cases are the servers' unit tests.)
+#[test]
+fn cancelling_frees_the_server() {
+    let client = Client { timeout: 4.0, ..Client::default() };
+    let kept = run(0.8, Some(lifecycle(0.0, 0.0, None, client.clone())), 50_000, 1);
+    let cancel = Client { cancel: true, ..client };
+    let freed = run(0.8, Some(lifecycle(0.0, 0.0, None, cancel)), 50_000, 1);
+    let (k, f) = (kept.lifecycle, freed.lifecycle);
+    assert!(
+        f.wasted_share() < k.wasted_share() / 2.0,
+        "{} vs {}",
+        f.wasted_share(),
+        k.wasted_share()
+    );
+    assert!(f.success() > k.success() + 0.1, "{} vs {}", f.success(), k.success());
+    assert!(freed.mean() < kept.mean(), "{} vs {}", freed.mean(), kept.mean());
+}
+
+/// Each client of a fleet has its own gRPC throttle: with every attempt failing, a bucket of
+/// 10 allows 4 retries (its count must stay above 5) and then none; two clients allow 4 each.
+/// A shared bucket allowed 4 in all.
+#[test]
+fn each_client_has_its_own_throttle() {
+    let client = Client { retries: 5, throttle_tokens: 10.0, ..a_client() };
+    for (clients, retries) in [(1, 4), (2, 8), (3, 12)] {
+        let farm = Farm {
+            lifecycle: Some(Box::new(lifecycle(1.0, 0.0, None, client.clone()))),
+            ..Farm::homogeneous(N, 0.3)
+        };
+        let mut sc = Scenario::live(farm, PolicyKind::Jsq, 10.0);
+        sc.clients = Clients { count: clients, ..Clients::default() };
+        let l = run_replication(&sc, &run_length(0, 5_000), 7, 0).lifecycle;
+        assert_eq!(l.attempts - l.requests, retries, "{clients} clients");
+    }
+}
+
+/// The shipped hedging example runs: hedging cuts p99 and costs attempts.
+#[test]
+fn the_hedging_example_runs() {
+    let csv = lbsim_ok(&[
+        "run",
+        "examples/scenarios/hedging.toml",
+        "--set",
+        "run.requests=5000",
+        "--set",
+        "run.warmup=500",
+        "--seeds",
+        "1",
+        "--format",
+        "csv",
+    ]);
+    let hedge = column(&csv, "client.hedge");
+    let p99 = column(&csv, "p99");
+    let attempts = column(&csv, "attempts");
+    assert_eq!(hedge.len(), 6, "{csv}");
+    for i in 0..3 {
+        let (without, with) = (&p99[i], &p99[i + 3]);
+        assert!(with.parse::<f64>().unwrap() < without.parse::<f64>().unwrap(), "{csv}");
+        assert_eq!(attempts[i].parse::<f64>().unwrap(), 1.0, "{csv}");
+        assert!(attempts[i + 3].parse::<f64>().unwrap() > 1.0, "{csv}");
+    }
 }

@@ -44,6 +44,8 @@ pub(super) enum Event<D> {
     Deadline(u32),
     /// Request `r`'s retry is sent, its backoff over.
     Resend(u32),
+    /// Request `r`'s next hedge is due (stale unless it is the time the request expects).
+    Hedge(u32),
     /// The lifecycle's change `i` (a group's `delay` or `error`) takes effect.
     Change(u32),
 }

@@ -1,13 +1,17 @@
 //! The request lifecycle's state during a replication (SPEC §11): the requests a client is
-//! working on, their attempts, the random streams of errors, retry demands and backoff, the
-//! retry budget and throttle, and what is counted. The loop's handlers that drive it are in
+//! working on, their attempts, the random streams of errors, retry and hedge demands and
+//! backoff, each client's retry budget and throttle, and what is counted. The loop's handlers that drive it are in
 //! `replication/lifecycle.rs`; this part lives in [`On`](super::parts::On) and is absent
 //! (`None`, or the [`Off`](super::parts::Off) parts) when the farm has no lifecycle, so the
 //! article's loop does not pay for it.
 //!
 //! A request is what arrives; an attempt is one sending of it to a server. Between the loop's
 //! handlers the job a server holds names its attempt (`Job::index`), and a job on its way to a
-//! server (admission stage, a policy's backlog, a retry) names its request.
+//! server (admission stage, a policy's backlog, a retry, a hedge) names its request.
+//!
+//! Events that name a request or an attempt are never searched for in the queue: each is
+//! counted or flagged on what it names, which is not reused while one is pending, and a
+//! handler that finds its request finished or its attempt no longer awaited does nothing.
 
 use crate::lifecycle::budget::{RetryBudget, Throttle};
 use crate::lifecycle::{Lifecycle, LifecycleStats};
@@ -27,14 +31,23 @@ pub(super) struct Request {
     pub(super) work: f64,
     /// Attempts sent so far.
     pub(super) attempts: u32,
-    /// The attempt the client waits for, or [`NONE`].
-    pub(super) current: u32,
+    /// The client that sends it (the policy's tag of its first attempt; 0 with one client).
+    pub(super) client: u32,
+    /// The attempts the client waits for, latest first, linked by [`Attempt::next`]; [`NONE`]
+    /// when there is none (more than one only with hedging).
+    pub(super) live: u32,
     /// Answered, failed for good, or past its deadline.
     pub(super) done: bool,
     /// A deadline event is pending for it.
     pub(super) deadline_pending: bool,
     /// A retry waits out its backoff.
     pub(super) backoff_pending: bool,
+    /// Jobs naming it on their way to a server (admission stage, a policy's backlog).
+    pub(super) sending: u32,
+    /// Hedge events pending for it; only the one due at `hedge_at` is not stale.
+    pub(super) hedges_pending: u32,
+    /// When its next hedge is due (NaN: none).
+    pub(super) hedge_at: f64,
 }
 
 impl Request {
@@ -67,6 +80,21 @@ pub(super) struct Attempt {
     pub(super) measured: bool,
     /// It is a retry (counted in the budget's active retries while awaited).
     pub(super) retry: bool,
+    /// Its server finished it (its response may still be on the way back).
+    pub(super) served: bool,
+    /// The next attempt of its request that the client waits for ([`Request::live`]).
+    pub(super) next: u32,
+}
+
+/// What each client of a fleet keeps for itself, as each Envoy or gRPC channel does: its retry
+/// budget's counts and its retry throttle.
+#[derive(Debug, Clone)]
+pub(super) struct ClientState {
+    /// Its requests sent and not finished.
+    pub(super) active_requests: u64,
+    /// Its retries in backoff or in flight.
+    pub(super) active_retries: u64,
+    pub(super) throttle: Option<Throttle>,
 }
 
 /// The lifecycle of one replication.
@@ -81,16 +109,15 @@ pub(super) struct LifecycleState {
     free_attempts: Vec<u32>,
     /// Whether a response is an error.
     pub(super) errors: SimRng,
-    /// The demands of attempts after the first.
+    /// The demands of retries.
     pub(super) demands: SimRng,
+    /// The demands of hedges: a stream of their own, so that hedging changes no other draw.
+    pub(super) hedges: SimRng,
     /// Backoff jitter.
     pub(super) backoff: SimRng,
     pub(super) budget: Option<RetryBudget>,
-    pub(super) throttle: Option<Throttle>,
-    /// Requests arrived and not finished.
-    pub(super) active_requests: u64,
-    /// Retries in backoff or in flight.
-    pub(super) active_retries: u64,
+    /// Per client (grown as clients appear).
+    pub(super) clients: Vec<ClientState>,
     pub(super) stats: LifecycleStats,
 }
 
@@ -108,29 +135,47 @@ impl LifecycleState {
             free_attempts: Vec::new(),
             errors: StreamKey::new(seed, "lifecycle-errors").rng(),
             demands: StreamKey::new(seed, "lifecycle-demands").rng(),
+            hedges: StreamKey::new(seed, "lifecycle-hedges").rng(),
             backoff: StreamKey::new(seed, "lifecycle-backoff").rng(),
             budget: (c.budget > 0.0)
                 .then_some(RetryBudget { fraction: c.budget, min: c.budget_min }),
-            throttle: (c.throttle_tokens > 0.0)
-                .then(|| Throttle::new(c.throttle_tokens, c.throttle_ratio)),
-            active_requests: 0,
-            active_retries: 0,
+            clients: Vec::new(),
             stats: LifecycleStats::default(),
         }
     }
 
-    /// A request arrived at `t`, the `index`-th, with the demand `work`: its number.
+    /// Client `c`'s state, a fresh one (no requests, a full bucket) the first time.
+    pub(super) fn client(&mut self, c: u32) -> &mut ClientState {
+        let c = c as usize;
+        if self.clients.len() <= c {
+            let k = &self.cfg.client;
+            let fresh = ClientState {
+                active_requests: 0,
+                active_retries: 0,
+                throttle: (k.throttle_tokens > 0.0)
+                    .then(|| Throttle::new(k.throttle_tokens, k.throttle_ratio)),
+            };
+            self.clients.resize(c + 1, fresh);
+        }
+        &mut self.clients[c]
+    }
+
+    /// A request arrived at `t`, the `index`-th, with the demand `work`: its number. The job
+    /// that names it is on its way to a server.
     pub(super) fn open(&mut self, t: f64, index: u64, work: f64) -> u32 {
-        self.active_requests += 1;
         let r = Request {
             arrival: t,
             index,
             work,
             attempts: 0,
-            current: NONE,
+            client: 0,
+            live: NONE,
             done: false,
             deadline_pending: self.cfg.client.deadline > 0.0,
             backoff_pending: false,
+            sending: 1,
+            hedges_pending: 0,
+            hedge_at: f64::NAN,
         };
         match self.free_requests.pop() {
             Some(i) => {
@@ -161,7 +206,12 @@ impl LifecycleState {
     /// Frees request `r` once nothing refers to it any more.
     pub(super) fn release_request(&mut self, r: u32) {
         let q = &self.requests[r as usize];
-        if q.done && !q.deadline_pending && !q.backoff_pending {
+        if q.done
+            && !q.deadline_pending
+            && !q.backoff_pending
+            && q.sending == 0
+            && q.hedges_pending == 0
+        {
             self.free_requests.push(r);
         }
     }
@@ -172,5 +222,31 @@ impl LifecycleState {
         if !x.awaited && !x.at_server && !x.timer {
             self.free_attempts.push(a);
         }
+    }
+
+    /// Links attempt `a` into its request's awaited attempts.
+    pub(super) fn link(&mut self, r: u32, a: u32) {
+        self.attempts[a as usize].next = self.requests[r as usize].live;
+        self.requests[r as usize].live = a;
+    }
+
+    /// Unlinks attempt `a` from its request's awaited attempts.
+    pub(super) fn unlink(&mut self, a: u32) {
+        let x = self.attempts[a as usize];
+        let req = &mut self.requests[x.request as usize];
+        if req.live == a {
+            req.live = x.next;
+            return;
+        }
+        let mut at = req.live;
+        while at != NONE {
+            let next = self.attempts[at as usize].next;
+            if next == a {
+                self.attempts[at as usize].next = x.next;
+                return;
+            }
+            at = next;
+        }
+        unreachable!("attempt {a} is not awaited by its request");
     }
 }

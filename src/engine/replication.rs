@@ -88,6 +88,8 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
 ) -> RepStats {
     let fixed_rates = farm.events.is_empty();
     let bare = farm.admission.is_none() && opts.series.is_none() && farm.lifecycle.is_none();
+    // One-slot servers cannot take a request back (their departures never go stale).
+    let cancels = farm.lifecycle.as_ref().is_some_and(|l| l.client.cancel);
     let parts = opts.clone();
     let on = || On::new(farm, &parts, &workload);
     let b = Builder { farm, len, opts, policy, info, arrivals, service };
@@ -95,7 +97,7 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
         Discipline::Fifo if farm.slots == 1 && fixed_rates && bare => {
             b.build(OneSlot::new(&farm.rates), Off, workload, coins).run()
         }
-        Discipline::Fifo if farm.slots == 1 && fixed_rates => {
+        Discipline::Fifo if farm.slots == 1 && fixed_rates && !cancels => {
             let parts = on();
             b.build(OneSlot::new(&farm.rates), parts, workload, coins).run()
         }
@@ -282,6 +284,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             Event::Timeout(a) => return self.lc_timeout(a, now),
             Event::Deadline(r) => return self.lc_deadline(r, now),
             Event::Resend(r) => return self.lc_resend(r, now),
+            Event::Hedge(r) => return self.lc_hedge(r, now),
             Event::Change(i) => self.lc_change(i),
         }
         false
@@ -485,12 +488,27 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     /// stops the replication.
     #[inline(always)]
     fn send(&mut self, job: Job) -> bool {
+        self.send_from(job, None)
+    }
+
+    /// Sends a request as [`Self::send`] does, from `client` if given (a retry or a hedge goes
+    /// out from the client that sent its first attempt), else from the client the policy
+    /// assigns.
+    #[inline(always)]
+    fn send_from(&mut self, job: Job, client: Option<u32>) -> bool {
         let now = self.sim.now();
         if !P::HOLDS {
-            let s = self.policy.pick(self.info.view(), now, &mut self.coins);
+            let s = match client {
+                // A policy that never holds requests back picks at once.
+                Some(c) if P::TAGGED => self
+                    .policy
+                    .try_pick(c, self.info.view(), now, &mut self.coins)
+                    .expect("a policy that does not hold requests picks at once"),
+                _ => self.policy.pick(self.info.view(), now, &mut self.coins),
+            };
             return self.dispatch(s, job);
         }
-        let client = self.policy.assign();
+        let client = client.unwrap_or_else(|| self.policy.assign());
         let c = client as usize;
         if self.held.len() <= c {
             self.held.resize_with(c + 1, VecDeque::new);

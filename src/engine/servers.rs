@@ -40,6 +40,12 @@
 //! `(min tag - V) / (r_s min(1, c/k))` away. Each server has one pending departure event,
 //! rescheduled on every arrival, departure and rate change there.
 //!
+//! A request may also leave before it is served ([`Servers::cancel`], the request lifecycle's
+//! `cancel = true`): FIFO removes it from its queue (searched from the head, where the requests
+//! that time out first are) or frees its worker, which takes the next waiting request; PS
+//! removes it from its heap and reschedules. [`OneSlot`] cannot (its departures never go
+//! stale), so a replication that cancels uses [`FifoWorkers`] with one worker.
+//!
 //! Rescheduling leaves the old event in the queue. Each worker (FIFO) or server (PS) carries a
 //! version, bumped whenever its departure is rescheduled; the event carries the version it was
 //! scheduled under and is ignored when it no longer matches (a lazy deletion).
@@ -68,6 +74,15 @@ pub(super) trait Servers {
     ) -> Option<(usize, Job)>;
     /// Server `s` works at `rate` from `t` on.
     fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Event<Self::Token>>);
+    /// The request whose `Job::index` is `index` leaves server `s` at `t`, served or not: it
+    /// and the work it received (0 if it was waiting). Panics if it is not there.
+    fn cancel(
+        &mut self,
+        s: usize,
+        index: u64,
+        t: f64,
+        sim: &mut Simulation<Event<Self::Token>>,
+    ) -> (Job, f64);
 }
 
 /// A departure event of the servers that name it by worker or server and version.
@@ -127,6 +142,10 @@ impl Servers for OneSlot {
 
     fn set_rate(&mut self, _s: usize, _rate: f64, _t: f64, _sim: &mut Simulation<Event<u32>>) {
         unreachable!("one-slot servers serve only farms whose rates do not change")
+    }
+
+    fn cancel(&mut self, _: usize, _: u64, _: f64, _: &mut Simulation<Event<u32>>) -> (Job, f64) {
+        unreachable!("one-slot servers serve only replications that do not cancel")
     }
 }
 
@@ -240,6 +259,35 @@ impl Servers for FifoWorkers {
                 schedule(sim, worker.done, ev);
             }
         }
+    }
+
+    fn cancel(
+        &mut self,
+        s: usize,
+        index: u64,
+        t: f64,
+        sim: &mut Simulation<Versioned>,
+    ) -> (Job, f64) {
+        let waiting = &mut self.waiting[s];
+        if let Some(i) = waiting.iter().position(|j| j.index == index) {
+            return (waiting.remove(i).expect("a position found"), 0.0);
+        }
+        let w = (s * self.c..(s + 1) * self.c)
+            .find(|&w| self.workers[w].busy && self.workers[w].job.index == index)
+            .expect("a cancelled request is at its server");
+        let worker = self.workers[w];
+        let received = worker.job.work - (worker.done - t) * self.rates[s];
+        // As at a departure: the worker takes the next waiting request or goes idle (its
+        // pending departure is then stale: the worker is idle, or its version has moved on).
+        if let Some(next) = self.waiting[s].pop_front() {
+            self.start(s, w, next, t, sim);
+        } else {
+            self.workers[w].busy = false;
+            let busy = self.busy[s] as usize;
+            self.idle[s * self.c + self.c - busy] = w as u32;
+            self.busy[s] -= 1;
+        }
+        (worker.job, received.max(0.0))
     }
 }
 
@@ -375,6 +423,30 @@ impl Servers for SharedServers {
         self.rates[s] = rate;
         self.reschedule(s, t, sim);
     }
+
+    fn cancel(
+        &mut self,
+        s: usize,
+        index: u64,
+        t: f64,
+        sim: &mut Simulation<Versioned>,
+    ) -> (Job, f64) {
+        self.advance(s, t);
+        let mut present = std::mem::take(&mut self.present[s]).into_vec();
+        let i = present
+            .iter()
+            .position(|Reverse(x)| x.job.index == index)
+            .expect("a cancelled request is at its server");
+        let Reverse(gone) = present.swap_remove(i);
+        self.present[s] = BinaryHeap::from(present);
+        // It has received the virtual work since it arrived: its demand less what it lacked.
+        let received = gone.job.work - (gone.tag - self.virtual_work[s]);
+        if self.present[s].is_empty() {
+            self.virtual_work[s] = 0.0;
+        }
+        self.reschedule(s, t, sim);
+        (gone.job, received.max(0.0))
+    }
 }
 
 #[cfg(test)]
@@ -442,6 +514,67 @@ mod tests {
         // Two processors: two requests present each get a full processor.
         let out = trace(SharedServers::new(&[1.0], 2), &[(0.0, 0, 2.0), (1.0, 0, 0.5)]);
         assert_eq!(out, [(1.5, 1), (2.0, 0)]);
+    }
+
+    /// Cancels attempt `index` at server 0 at `t` after `arrivals` (all at server 0), then
+    /// returns the work it received and the departures that follow.
+    fn cancel_trace<V: Servers>(
+        mut servers: V,
+        arrivals: &[(f64, f64)],
+        index: u64,
+        at: f64,
+    ) -> (f64, Vec<(f64, u64)>) {
+        let mut sim = Simulation::new();
+        for (i, &(t, work)) in arrivals.iter().enumerate() {
+            servers.arrive(0, Job { arrival: t, work, index: i as u64, tag: 0 }, t, &mut sim);
+        }
+        let mut out = Vec::new();
+        let mut received = None;
+        sim.schedule(SimTime::new(at), Event::Rate(0)).unwrap();
+        while let Some(ev) = sim.next_event() {
+            let t = sim.now().get();
+            match ev {
+                Event::Rate(_) => {
+                    let (job, r) = servers.cancel(0, index, t, &mut sim);
+                    assert_eq!(job.index, index);
+                    received = Some(r);
+                }
+                Event::Departure(token) => {
+                    if let Some((_, j)) = servers.depart(token, t, &mut sim) {
+                        out.push((t, j.index));
+                    }
+                }
+                _ => unreachable!(),
+            }
+        }
+        (received.unwrap(), out)
+    }
+
+    #[test]
+    fn a_cancelled_request_leaves_its_queue_or_frees_its_worker() {
+        // FIFO, one worker: work 2, 1, 1 at t = 0. Cancelling the waiting second at t = 1 leaves
+        // the others as if it never came (0 received); cancelling the first in service at t = 1
+        // (1 received) starts the second at once: it leaves at 2, the third at 3.
+        let jobs = [(0.0, 2.0), (0.0, 1.0), (0.0, 1.0)];
+        let (r, out) = cancel_trace(FifoWorkers::new(&[1.0], 1), &jobs, 1, 1.0);
+        assert_eq!((r, out), (0.0, vec![(2.0, 0), (3.0, 2)]));
+        let (r, out) = cancel_trace(FifoWorkers::new(&[1.0], 1), &jobs, 0, 1.0);
+        assert_eq!((r, out), (1.0, vec![(2.0, 1), (3.0, 2)]));
+        // Two workers: the second in service is cancelled at 0.5; the third takes its worker.
+        let (r, out) = cancel_trace(FifoWorkers::new(&[1.0], 2), &jobs, 1, 0.5);
+        assert_eq!((r, out), (0.5, vec![(1.5, 2), (2.0, 0)]));
+    }
+
+    #[test]
+    fn a_cancelled_request_leaves_processor_sharing() {
+        // Work 2 and 1 shared from t = 0: each receives 0.5 by t = 1, when the first is
+        // cancelled; the second, alone, has 0.5 left and leaves at 1.5.
+        let (r, out) =
+            cancel_trace(SharedServers::new(&[1.0], 1), &[(0.0, 2.0), (0.0, 1.0)], 0, 1.0);
+        assert_eq!((r, out), (0.5, vec![(1.5, 1)]));
+        // The last one present is cancelled: nothing is left to leave.
+        let (r, out) = cancel_trace(SharedServers::new(&[1.0], 1), &[(0.0, 2.0)], 0, 1.0);
+        assert_eq!((r, out), (1.0, vec![]));
     }
 
     #[test]

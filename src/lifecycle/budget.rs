@@ -53,6 +53,12 @@ impl Throttle {
         self.tokens > self.max / 2.0
     }
 
+    /// Whether a hedge may be sent now (gRFC A6: "subsequent hedged RPCs will only be sent if
+    /// token_count is greater than the threshold"); takes nothing.
+    pub fn allows(&self) -> bool {
+        self.tokens > self.max / 2.0
+    }
+
     /// A request succeeded: adds `token_ratio`.
     pub fn succeeded(&mut self) {
         self.tokens = (self.tokens + self.ratio).min(self.max);

@@ -1,6 +1,6 @@
 //! The request lifecycle (SPEC §11): what servers do besides serving (errors, a response delay,
 //! a queue limit) and what a client does with its requests (per-attempt timeouts, an overall
-//! deadline, retries with backoff, a retry budget and retry throttling).
+//! deadline, cancellation, retries with backoff, a retry budget and retry throttling, hedging).
 //!
 //! This module holds the configuration as a replication reads it ([`Lifecycle`]) and the rules,
 //! each following a cited source: [`backoff`] (Envoy, gRPC, the chapter's anti-pattern) and
@@ -53,6 +53,10 @@ pub struct Client {
     pub timeout: f64,
     /// Overall deadline, retries included (Envoy's route timeout); 0 = none.
     pub deadline: f64,
+    /// An attempt the client stops waiting for without its answer (timed out, past the
+    /// deadline, a losing hedge) is removed from its server's queue or aborted in service;
+    /// false: it is served anyway and its busy time is `wasted`.
+    pub cancel: bool,
     /// Retries after the first attempt (Envoy `num_retries`).
     pub retries: u32,
     /// Which failures are retried.
@@ -68,6 +72,16 @@ pub struct Client {
     pub throttle_tokens: f64,
     /// gRPC retry throttling: `token_ratio`.
     pub throttle_ratio: f64,
+    /// gRPC hedging's `hedgingDelay`: another attempt every `hedge` until one answers; 0 = no
+    /// hedging. Hedging and retries exclude each other, as in gRFC A6 (a method has a retry
+    /// policy or a hedging policy): the scenario refuses both at once, and with `hedge > 0`
+    /// the retry rules are not used (`retry_on` then names the non-fatal failures, after
+    /// which the next hedge goes at once).
+    pub hedge: f64,
+    /// gRPC hedging's `maxAttempts`: the most attempts in all, the first included.
+    pub hedge_max: u32,
+    /// Retries and hedges carry the first attempt's demand (else each draws its own).
+    pub same_work: bool,
 }
 
 impl Default for Client {
@@ -82,6 +96,10 @@ impl Default for Client {
             budget_min: 3,
             throttle_tokens: 0.0,
             throttle_ratio: 0.1,
+            cancel: false,
+            hedge: 0.0,
+            hedge_max: 2,
+            same_work: false,
         }
     }
 }

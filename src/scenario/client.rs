@@ -13,6 +13,10 @@ use crate::lifecycle::{Backoff, Change, Client, Failure, Lifecycle, RetryOn};
 /// The most retries a request may have.
 pub const MAX_RETRIES: u32 = 100;
 
+/// The most attempts of a hedged request: gRFC A6 ("Limits on Retries and Hedges") caps
+/// `maxAttempts` at 5 on the client by default.
+pub const MAX_HEDGE_ATTEMPTS: u32 = 5;
+
 /// The most tokens of gRPC's retry throttling (gRFC A6: `maxTokens` is at most 1000).
 pub const MAX_THROTTLE_TOKENS: f64 = 1000.0;
 
@@ -24,8 +28,8 @@ pub struct ClientSpec {
     pub timeout: f64,
     /// Overall deadline, retries included (Envoy's route timeout); 0 = none.
     pub deadline: f64,
-    /// false: a timed-out attempt keeps its place and is served anyway (its work `wasted`).
-    /// `true` (removing it from its server) is not supported yet.
+    /// false: a timed-out attempt (or a losing hedge) keeps its place and is served anyway
+    /// (its work `wasted`); true: it is removed from its server's queue or aborted in service.
     pub cancel: bool,
     /// Retries after the first attempt (Envoy `num_retries`; 1 in Envoy, 0 here).
     pub retries: u32,
@@ -48,11 +52,15 @@ pub struct ClientSpec {
     pub throttle_tokens: f64,
     /// gRPC retry throttling's `token_ratio`.
     pub throttle_ratio: f64,
-    /// gRPC hedging's delay: not supported yet (0).
+    /// gRPC hedging's `hedgingDelay`: another attempt every `hedge` until one answers; 0 = no
+    /// hedging. As in gRFC A6 a request has a retry policy or a hedging policy, not both:
+    /// `hedge > 0` with `retries > 0` is refused. `retry_on` names the non-fatal failures (a
+    /// failed hedge in it sends the next at once; any other failure fails the request).
     pub hedge: f64,
-    /// gRPC hedging's most attempts: not supported yet (2).
+    /// gRPC hedging's `maxAttempts`: the most attempts in all, the first included (1 to
+    /// [`MAX_HEDGE_ATTEMPTS`]).
     pub hedge_max: u32,
-    /// Retries carry the first attempt's demand: not supported yet (false).
+    /// Retries and hedges carry the first attempt's demand (else each draws its own).
     pub same_work: bool,
 }
 
@@ -168,6 +176,10 @@ impl Spec {
             budget_min: c.budget_min,
             throttle_tokens: c.throttle_tokens,
             throttle_ratio: c.throttle_ratio,
+            cancel: c.cancel,
+            hedge: c.hedge,
+            hedge_max: c.hedge_max,
+            same_work: c.same_work,
         };
         Some(Lifecycle {
             error: per_server(|g| g.error),
@@ -207,27 +219,11 @@ impl Spec {
     }
 }
 
-/// `[client]`'s values, and the keys this version does not support yet.
+/// `[client]`'s values.
 fn validate_client(c: &ClientSpec) -> Result<(), Invalid> {
     duration("client.timeout", "", "timeout", c.timeout)?;
     duration("client.deadline", "", "deadline", c.deadline)?;
-    if c.cancel {
-        return Err(invalid(
-            "client.cancel",
-            "true (removing a timed-out attempt from its server) is not supported yet; \
-             leave it false: a timed-out attempt is served anyway and counted as wasted",
-        ));
-    }
-    if c.hedge != 0.0 || c.hedge_max != 2 {
-        let key = if c.hedge != 0.0 { "client.hedge" } else { "client.hedge_max" };
-        return Err(invalid(key, "hedging is not supported yet; leave hedge and hedge_max out"));
-    }
-    if c.same_work {
-        return Err(invalid(
-            "client.same_work",
-            "true (retries carrying the first attempt's demand) is not supported yet",
-        ));
-    }
+    validate_hedging(c)?;
     if c.retries > MAX_RETRIES {
         return Err(invalid(
             "client.retries",
@@ -277,6 +273,37 @@ fn validate_client(c: &ClientSpec) -> Result<(), Invalid> {
         return Err(invalid(
             "client.throttle_ratio",
             format!("expected a ratio > 0, got {}", num(c.throttle_ratio)),
+        ));
+    }
+    Ok(())
+}
+
+/// `hedge` and `hedge_max`, and that hedging and retries are not asked for at once.
+fn validate_hedging(c: &ClientSpec) -> Result<(), Invalid> {
+    if !(c.hedge.is_finite() && c.hedge >= 0.0) {
+        return Err(invalid(
+            "client.hedge",
+            format!("expected a time >= 0 (0 = no hedging), got {}", num(c.hedge)),
+        ));
+    }
+    if !(1..=MAX_HEDGE_ATTEMPTS).contains(&c.hedge_max) {
+        return Err(invalid(
+            "client.hedge_max",
+            format!(
+                "expected 1 to {MAX_HEDGE_ATTEMPTS} attempts in all (gRFC A6's cap), got {}",
+                c.hedge_max
+            ),
+        ));
+    }
+    if c.hedge > 0.0 && c.retries > 0 {
+        return Err(invalid(
+            "client.hedge",
+            format!(
+                "hedging and retries exclude each other (gRFC A6: a request has a retry policy \
+                 or a hedging policy, not both); set client.retries = 0 (got {}) or \
+                 client.hedge = 0",
+                c.retries
+            ),
         ));
     }
     Ok(())

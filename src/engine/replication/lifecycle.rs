@@ -6,20 +6,27 @@
 //! - A request arrives ([`Self::lc_open`]): it is opened, its deadline (if any) scheduled; the
 //!   job that travels to the policy names the request.
 //! - An attempt is sent ([`Self::lc_dispatch`]): its demand is the workload's draw for the
-//!   first, a draw from the lifecycle's own stream for the others; a server holding
-//!   `queue_limit` or more rejects it at once; otherwise it joins the server and its timeout
-//!   (if any) is scheduled.
+//!   first, for the others the first's again (`same_work`) or a draw from the lifecycle's own
+//!   stream (one for retries, one for hedges); a server holding `queue_limit` or more rejects
+//!   it at once; otherwise it joins the server, and its timeout and the request's next hedge
+//!   (if any) are scheduled. The client of a request is the one that sent its first attempt;
+//!   its retries and hedges go out from the same client, whose budget and throttle they use.
 //! - A server finishes an attempt ([`Self::lc_departure`]): the server is free; the response
 //!   is an error with the group's probability and reaches the client after the group's delay
 //!   ([`Self::lc_respond`]).
-//! - The client stops waiting for an attempt when its response comes, when it times out, or
-//!   when the request's deadline passes: the client's in-flight count at the server drops then
-//!   (the policy hears it as a departure), whether or not the server goes on serving it (a
-//!   timed-out attempt is served anyway, and its busy time is `wasted`).
+//! - The client stops waiting for an attempt when its response comes, when it times out, when
+//!   the request's deadline passes, or when another hedge answered first: the client's
+//!   in-flight count at the server drops then (the policy hears it as a departure). Without
+//!   `cancel` the server goes on serving it and its busy time is `wasted`; with `cancel` an
+//!   attempt left without its answer ([`Self::lc_abandon`]) is taken from its server's queue
+//!   or aborted in service, and the work it received is `wasted`.
 //! - A failed attempt is retried when the failure is in `retry_on`, gRPC's throttle allows it
 //!   (consulted first, as grpc-go's `shouldRetry` does, only for retryable failures), retries
 //!   remain, and Envoy's budget allows it; after its backoff ([`Self::lc_resend`]) the retry is
 //!   picked by the policy like any request.
+//! - Hedging ([`Self::lc_hedge`]) follows gRFC A6's hedging policy: another attempt every
+//!   `hedge` until one answers, at most `hedge_max` in all; a failure in `retry_on` (A6's
+//!   non-fatal status codes) sends the next hedge at once, any other failure fails the request.
 
 use super::super::event::{Event, Job, schedule};
 use super::super::lifecycle::{Attempt, NONE};
@@ -49,7 +56,8 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     #[inline(never)]
     pub(super) fn lc_refused(&mut self, r: u32, t: f64) {
         let _ = t;
-        self.lc_finish(r, false);
+        self.parts.lifecycle().expect("a lifecycle").requests[r as usize].sending -= 1;
+        self.lc_finish(r);
     }
 
     /// Sends an attempt of the request `job` names to server `s`. True when the queue guard
@@ -62,14 +70,38 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let tag = if P::TAGGED { self.policy.tag() } else { 0 };
         let r = job.index as u32;
         let lc = self.parts.lifecycle().expect("a lifecycle");
+        lc.requests[r as usize].sending -= 1;
         let req = lc.requests[r as usize];
-        let measured = req.measured(warmup);
-        let work = if req.attempts == 0 { req.work } else { self.service.demand(&mut lc.demands) };
+        if req.done {
+            // Its deadline passed on the way (in the admission stage or a policy's backlog):
+            // the client drops it, and the policy hears its pick leave at once. A retry on
+            // its way was an active retry of its client.
+            if req.attempts > 0 && lc.cfg.client.hedge == 0.0 {
+                lc.client(req.client).active_retries -= 1;
+            }
+            lc.release_request(r);
+            self.policy.on_departure(s, 0.0, now, tag);
+            return false;
+        }
+        if req.attempts == 0 {
+            lc.requests[r as usize].client = tag;
+            lc.client(tag).active_requests += 1;
+        }
+        let c = &lc.cfg.client;
+        let (hedge, hedge_max, timeout) = (c.hedge, c.hedge_max, c.timeout);
+        let work = if req.attempts == 0 || c.same_work {
+            req.work
+        } else if hedge > 0.0 {
+            self.service.demand(&mut lc.hedges)
+        } else {
+            self.service.demand(&mut lc.demands)
+        };
         lc.requests[r as usize].attempts += 1;
+        let measured = req.measured(warmup);
         if measured {
             lc.stats.attempts += 1;
         }
-        let retry = req.attempts > 0;
+        let retry = req.attempts > 0 && hedge == 0.0;
         let full = lc.cfg.queue_limit.is_some_and(|l| self.servers.len(s) >= l);
         if full || !self.parts.accepts(self.servers.len(s), t, measured) {
             // A server holding `queue_limit` requests or more (or, under adaptive throttling,
@@ -83,12 +115,11 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
                 lc.stats.rejects += 1;
             }
             if retry {
-                lc.active_retries -= 1;
+                lc.client(req.client).active_retries -= 1;
             }
             return self.lc_failed(r, Failure::Reject);
         }
         let lc = self.parts.lifecycle().expect("a lifecycle");
-        let timeout = lc.cfg.client.timeout;
         let a = lc.attempt(Attempt {
             request: r,
             server: s as u32,
@@ -101,8 +132,16 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             error: false,
             measured,
             retry,
+            served: false,
+            next: NONE,
         });
-        lc.requests[r as usize].current = a;
+        lc.link(r, a);
+        if hedge > 0.0 && req.attempts + 1 < hedge_max {
+            let q = &mut lc.requests[r as usize];
+            q.hedge_at = t + hedge;
+            q.hedges_pending += 1;
+            schedule(&mut self.sim, t + hedge, Event::Hedge(r));
+        }
         self.servers.arrive(
             s,
             Job { arrival: t, work, index: u64::from(a), tag },
@@ -142,6 +181,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let at = &mut lc.attempts[a as usize];
         at.work = busy;
         at.error = error;
+        at.served = true;
         if x.measured {
             lc.stats.busy += busy;
         }
@@ -201,7 +241,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             if x.measured {
                 lc.stats.timeouts += 1;
             }
-            self.lc_stop_waiting(a, now);
+            self.lc_abandon(a, now);
             stop = self.lc_failed(x.request, Failure::Timeout);
         }
         self.parts.lifecycle().expect("a lifecycle").release_attempt(a);
@@ -219,14 +259,10 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             if req.measured(warmup) {
                 lc.stats.timeouts += 1;
             }
-            if req.current != NONE {
-                let a = req.current;
-                self.lc_stop_waiting(a, now);
-                self.parts.lifecycle().expect("a lifecycle").release_attempt(a);
-            }
-            self.lc_finish(r, false);
+            self.lc_abandon_all(r, now);
+            self.lc_finish(r);
         } else {
-            self.parts.lifecycle().expect("a lifecycle").release_request(r);
+            lc.release_request(r);
         }
         false
     }
@@ -235,14 +271,38 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     /// request), unless the request finished meanwhile.
     pub(super) fn lc_resend(&mut self, r: u32, now: SimTime) -> bool {
         self.rec.stats.events += 1;
+        let _ = now;
         let lc = self.parts.lifecycle().expect("a lifecycle");
         lc.requests[r as usize].backoff_pending = false;
-        let req = lc.requests[r as usize];
-        if req.done {
+        if lc.requests[r as usize].done {
             lc.release_request(r);
             return false;
         }
-        self.send(Job { arrival: now.get(), work: req.work, index: u64::from(r), tag: 0 })
+        self.lc_send_again(r)
+    }
+
+    /// Request `r`'s hedging delay passed without an answer: its next hedge is sent, if this
+    /// event is not stale (the request finished, or a failure sent the hedge early) and gRPC's
+    /// throttle allows it (gRFC A6, "Throttling Retry Attempts and Hedged RPCs": a hedge is
+    /// sent only while the tokens are above half).
+    pub(super) fn lc_hedge(&mut self, r: u32, now: SimTime) -> bool {
+        self.rec.stats.events += 1;
+        let lc = self.parts.lifecycle().expect("a lifecycle");
+        let req = &mut lc.requests[r as usize];
+        req.hedges_pending -= 1;
+        if req.done || req.hedge_at != now.get() {
+            lc.release_request(r);
+            return false;
+        }
+        req.hedge_at = f64::NAN;
+        let (client, live) = (req.client, req.live);
+        if lc.client(client).throttle.as_ref().is_some_and(|th| !th.allows()) {
+            if live == NONE {
+                self.lc_finish(r);
+            }
+            return false;
+        }
+        self.lc_send_again(r)
     }
 
     /// The lifecycle's change `i`: its servers take its `delay` and `error`.
@@ -262,24 +322,79 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
 
     // ===== helpers =====
 
-    /// The client stops waiting for attempt `a`: its in-flight count at the server drops (the
-    /// policy and the information model hear a departure), whatever the server does with it.
+    /// The client stops waiting for attempt `a`: it leaves the request's awaited attempts, and
+    /// its in-flight count at the server drops (the policy and the information model hear a
+    /// departure), whatever the server does with it.
     fn lc_stop_waiting(&mut self, a: u32, now: SimTime) {
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let x = lc.attempts[a as usize];
+        lc.unlink(a);
         lc.attempts[a as usize].awaited = false;
-        lc.requests[x.request as usize].current = NONE;
         if x.retry {
-            lc.active_retries -= 1;
+            let c = lc.requests[x.request as usize].client;
+            lc.client(c).active_retries -= 1;
         }
         let s = x.server as usize;
         self.info.on_departure(s);
         self.policy.on_departure(s, now.get() - x.sent, now, x.tag);
     }
 
+    /// The client gives up attempt `a` without its answer (a timeout, the deadline, another
+    /// hedge's answer): with `cancel`, an attempt still queued or in service leaves its server
+    /// now, the work it received counted as busy and wasted; then the client stops waiting.
+    fn lc_abandon(&mut self, a: u32, now: SimTime) {
+        let t = now.get();
+        let lc = self.parts.lifecycle().expect("a lifecycle");
+        let x = lc.attempts[a as usize];
+        if lc.cfg.client.cancel && x.at_server && !x.served {
+            let s = x.server as usize;
+            let (job, received) = self.servers.cancel(s, u64::from(a), t, &mut self.sim);
+            let lc = self.parts.lifecycle().expect("a lifecycle");
+            lc.attempts[a as usize].at_server = false;
+            if x.measured {
+                let busy = received / lc.rates[s];
+                lc.stats.busy += busy;
+                lc.stats.wasted += busy;
+            }
+            let left = self.servers.len(s);
+            self.parts.left(s, left, t, &job, t - job.arrival, false);
+            if P::FEEDBACK
+                && let Some(m) = &mut self.fb.monitor
+            {
+                m.changed(s, left, t);
+            }
+        }
+        self.lc_stop_waiting(a, now);
+    }
+
+    /// The client gives up every attempt of request `r` it still waits for.
+    fn lc_abandon_all(&mut self, r: u32, now: SimTime) {
+        loop {
+            let lc = self.parts.lifecycle().expect("a lifecycle");
+            let a = lc.requests[r as usize].live;
+            if a == NONE {
+                return;
+            }
+            self.lc_abandon(a, now);
+            self.parts.lifecycle().expect("a lifecycle").release_attempt(a);
+        }
+    }
+
+    /// Sends another attempt of request `r` now (a retry or a hedge), from its client. True
+    /// when a guard stops the replication.
+    fn lc_send_again(&mut self, r: u32) -> bool {
+        let t = self.sim.now().get();
+        let lc = self.parts.lifecycle().expect("a lifecycle");
+        let req = &mut lc.requests[r as usize];
+        req.sending += 1;
+        let job = Job { arrival: t, work: req.work, index: u64::from(r), tag: 0 };
+        let client = req.client;
+        self.send_from(job, Some(client))
+    }
+
     /// Request `r`'s attempt failed with `failure`: a retry is scheduled, or sent at once
-    /// without backoff, if the rules allow it; otherwise the request is over, failed. True when
-    /// the queue guard stops the replication.
+    /// without backoff, if the rules allow it; otherwise the request is over, failed. With
+    /// hedging, see [`Self::lc_hedge_failed`]. True when the queue guard stops the replication.
     fn lc_failed(&mut self, r: u32, failure: Failure) -> bool {
         let t = self.sim.now().get();
         let lc = self.parts.lifecycle().expect("a lifecycle");
@@ -288,18 +403,22 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             return false;
         }
         let c = &lc.cfg.client;
+        if c.hedge > 0.0 {
+            return self.lc_hedge_failed(r, failure);
+        }
+        let (retry_on, retries, backoff, budget) = (c.retry_on, c.retries, c.backoff, lc.budget);
         // grpc-go's order: a retryable failure costs a throttle token first, then the number
-        // of attempts is checked; Envoy's budget is checked last.
-        let retryable = c.retry_on.retries(failure);
-        let throttled = retryable && lc.throttle.as_mut().is_some_and(|th| !th.failed());
-        let left = req.attempts <= c.retries;
-        let budget = lc.budget.is_none_or(|b| b.allows(lc.active_retries, lc.active_requests));
-        if !(retryable && !throttled && left && budget) {
-            self.lc_finish(r, false);
+        // of attempts is checked; Envoy's budget is checked last. Each client has its own.
+        let retryable = retry_on.retries(failure);
+        let cl = lc.client(req.client);
+        let throttled = retryable && cl.throttle.as_mut().is_some_and(|th| !th.failed());
+        let left = req.attempts <= retries;
+        let within = budget.is_none_or(|b| b.allows(cl.active_retries, cl.active_requests));
+        if !(retryable && !throttled && left && within) {
+            self.lc_finish(r);
             return false;
         }
-        lc.active_retries += 1;
-        let backoff = c.backoff;
+        cl.active_retries += 1;
         let wait = if backoff.draws() {
             use rand::RngExt;
             backoff.wait(req.attempts, lc.backoff.random::<f64>())
@@ -311,17 +430,47 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             schedule(&mut self.sim, t + wait, Event::Resend(r));
             false
         } else {
-            self.send(Job { arrival: t, work: req.work, index: u64::from(r), tag: 0 })
+            self.lc_send_again(r)
         }
     }
 
-    /// Request `r` is answered without error within its deadline.
+    /// A hedged request's attempt failed with `failure` (gRFC A6, "Hedging Policy" and
+    /// "Summary of Retry and Hedging Logic", cases 2 and 3): a non-fatal failure (one in
+    /// `retry_on`) costs a throttle token and sends the next hedge at once, if any remain and
+    /// the throttle allows it (later ones follow `hedge` after it); a fatal one gives up the
+    /// other attempts and fails the request. "If all instances of a hedged RPC fail, there are
+    /// no additional retry attempts": the request fails once no attempt is awaited and no
+    /// hedge may follow.
+    fn lc_hedge_failed(&mut self, r: u32, failure: Failure) -> bool {
+        let now = self.sim.now();
+        let lc = self.parts.lifecycle().expect("a lifecycle");
+        let req = lc.requests[r as usize];
+        let c = &lc.cfg.client;
+        let (nonfatal, hedge_max) = (c.retry_on.retries(failure), c.hedge_max);
+        if !nonfatal {
+            self.lc_abandon_all(r, now);
+            self.lc_finish(r);
+            return false;
+        }
+        let allowed = lc.client(req.client).throttle.as_mut().is_none_or(|th| th.failed());
+        if allowed && req.attempts < hedge_max {
+            return self.lc_send_again(r);
+        }
+        if req.live == NONE {
+            self.lc_finish(r);
+        }
+        false
+    }
+
+    /// Request `r` is answered without error within its deadline: the client gives up its
+    /// other attempts (losing hedges).
     fn lc_succeeded(&mut self, r: u32, now: SimTime) {
         let t = now.get();
+        self.lc_abandon_all(r, now);
         let in_window = self.arrived > self.len.warmup && !self.arrivals_over;
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let req = lc.requests[r as usize];
-        if let Some(th) = &mut lc.throttle {
+        if let Some(th) = &mut lc.client(req.client).throttle {
             th.succeeded();
         }
         if in_window {
@@ -332,22 +481,24 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         }
         let (index, sojourn) = (req.index, t - req.arrival);
         self.rec.departed(index, sojourn, 1, t);
-        self.lc_finish(r, true);
+        self.lc_finish(r);
     }
 
     /// Request `r` is over (answered, failed for good, past its deadline, or refused by the
     /// admission stage).
-    fn lc_finish(&mut self, r: u32, _success: bool) {
+    fn lc_finish(&mut self, r: u32) {
         let warmup = self.len.warmup;
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let req = &mut lc.requests[r as usize];
         req.done = true;
-        let (measured, backoff) = (req.measured(warmup), req.backoff_pending);
-        lc.active_requests -= 1;
-        if backoff {
-            lc.active_retries -= 1;
+        let req = *req;
+        if req.attempts > 0 {
+            lc.client(req.client).active_requests -= 1;
         }
-        if measured {
+        if req.backoff_pending {
+            lc.client(req.client).active_retries -= 1;
+        }
+        if req.measured(warmup) {
             lc.stats.requests += 1;
         }
         lc.release_request(r);
