@@ -36,6 +36,9 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     /// A request arrived at `t` with `job`: opened, `job` now names it.
     #[inline(never)]
     pub(super) fn lc_open(&mut self, job: &mut Job, t: f64) {
+        if job.index >= self.len.warmup {
+            self.parts.request_arrived(t);
+        }
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let r = lc.open(t, job.index, job.work);
         let deadline = lc.cfg.client.deadline;
@@ -337,7 +340,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
 
     /// Request `r` is over (answered, failed for good, past its deadline, or refused by the
     /// admission stage).
-    fn lc_finish(&mut self, r: u32, _success: bool) {
+    fn lc_finish(&mut self, r: u32, success: bool) {
         let warmup = self.len.warmup;
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let req = &mut lc.requests[r as usize];
@@ -351,5 +354,8 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             lc.stats.requests += 1;
         }
         lc.release_request(r);
+        if measured {
+            self.parts.request_ended(self.sim.now().get(), success);
+        }
     }
 }
