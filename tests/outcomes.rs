@@ -1,5 +1,5 @@
 //! What the request lifecycle's outputs say (SPEC §11): the `success` and `goodput` lines of
-//! `--series`; `realised_load` when requests fail; a row where every request
+//! `--series`, whole and sharded; `realised_load` when requests fail; a row where every request
 //! fails; the shipped Linkerd and retry-storm examples.
 
 use crate::util::{Dir, column, lbsim, lbsim_ok};
@@ -48,6 +48,38 @@ fn the_series_counts_a_request_where_it_ends() {
         let (s, g): (f64, f64) = (s.parse().unwrap(), g.parse().unwrap());
         assert!((s - g).abs() < 0.1, "window {t}: success {s}, goodput {g}");
     }
+}
+
+/// Shards carry the windows' outcomes in their records: merged, the series is the whole run's.
+#[test]
+fn sharded_lifecycle_series_merge_to_the_whole() {
+    let dir = Dir::new("outcomes-shards");
+    let path = |name: &str| dir.0.join(name).to_str().unwrap().to_string();
+    let base = [
+        "run",
+        "examples/scenarios/retry-storm.toml",
+        "--set",
+        "run.requests=5000",
+        "--set",
+        "farm.groups=[{ name = \"all\", count = 10, rate = 1.0 }]",
+        "--seeds",
+        "3",
+        "--series-window",
+        "10",
+        "--series",
+    ];
+    lbsim_ok(&[&base[..], &[path("whole.csv").as_str(), "-o", &path("whole.txt")]].concat());
+    let whole = std::fs::read(path("whole.csv")).unwrap();
+    assert!(String::from_utf8_lossy(&whole).contains(",goodput,"));
+    let mut files = Vec::new();
+    for k in 0..2 {
+        let out = path(&format!("shard{k}.jsonl"));
+        let shard = format!("{k}/2");
+        lbsim_ok(&[&base[..], &[path("x.csv").as_str(), "--shard", &shard, "-o", &out]].concat());
+        files.push(out);
+    }
+    lbsim_ok(&["merge", &files[0], &files[1], "--series", &path("merged.csv")]);
+    assert_eq!(std::fs::read(path("merged.csv")).unwrap(), whole);
 }
 
 /// realised_load counts every measured arrival, failed ones too (it read the successes only);

@@ -92,8 +92,8 @@ pub(super) fn lifecycle_section(ran: &[&Ran]) -> (String, String) {
     let storm = rows(ran, "retry_storm");
     let _ = writeln!(
         text,
-        "retry_storm: 100 servers at half speed from t = {} to t = {}; 10 time-out, 2 retries at\n\
-         once, no cancelling, queue limit 20. Goodput per 10-unit window: retry_storm.svg.",
+        "retry_storm: 100 servers at half speed from t = {} to t = {}; a timeout of 10, 2 retries\n\
+         at once, no cancelling, queue limit 20. Goodput per 10-unit window: retry_storm.svg.",
         f(DIP[0]),
         f(DIP[1])
     );
