@@ -85,6 +85,8 @@ artefacts! {
     regenerated_hetero_feedback: "hetero_feedback",
     regenerated_slow_backend: "slow_backend",
     regenerated_slow_backend_fleet: "slow_backend_fleet",
+    regenerated_linkerd: "linkerd",
+    regenerated_retry_storm: "retry_storm",
 }
 
 #[test]
@@ -146,6 +148,19 @@ fn committed_figures_are_well_formed_svg() {
     // One square per unsteady point, plus the legend's.
     assert_eq!(squares, unsteady + 1);
     assert!(texts.iter().any(|t| t == "open square: not steady"));
+}
+
+#[test]
+fn the_retry_storm_figure_draws_one_goodput_line_per_row() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+    let svg = std::fs::read_to_string(dir.join("retry_storm.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("retry_storm.svg is XML");
+    let texts = svg_texts(&doc);
+    for row in ["load 0.7, budget 0.0", "load 0.7, budget 0.2", "load 0.8, budget 0.0"] {
+        assert!(texts.iter().any(|t| t == row), "legend for {row}: {texts:?}");
+    }
+    let lines = doc.descendants().filter(|n| n.has_tag_name("polyline")).count();
+    assert!(lines >= 4, "one line per row, got {lines}");
 }
 
 #[test]

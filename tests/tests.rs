@@ -10,6 +10,7 @@ mod fleet;
 mod hashing;
 mod honest;
 mod lifecycle;
+mod outcomes;
 mod regression;
 mod scenario;
 mod shard;

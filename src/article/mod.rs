@@ -7,9 +7,8 @@
 
 mod books;
 mod checks;
+mod lifecycle;
 mod slow_backend;
-
-use std::fmt::Write as _;
 
 use crate::cli::Cli;
 use crate::error::UsageError;
@@ -20,10 +19,11 @@ use crate::output::{Csv, Exporter, Report, Table};
 
 use books::{hash_section, subset_checks};
 use checks::{Reports, article_checks, theory_checks};
+use lifecycle::lifecycle_section;
 use slow_backend::slow_backend_section;
 
 /// The reproduced experiments: output file stem and the command line that produces it.
-pub const COMMANDS: [(&str, &str); 18] = [
+pub const COMMANDS: [(&str, &str); 20] = [
     ("bins", "lbsim bins"),
     ("fixed", "lbsim fixed"),
     ("homo", "lbsim homo --seeds 5 --baseline p2c"),
@@ -50,6 +50,11 @@ pub const COMMANDS: [(&str, &str); 18] = [
     (
         "slow_backend_fleet",
         "lbsim run examples/scenarios/slow-backend-fleet.toml --series /dev/null --series-window 10",
+    ),
+    ("linkerd", "lbsim run examples/scenarios/linkerd.toml"),
+    (
+        "retry_storm",
+        "lbsim run examples/scenarios/retry-storm.toml --series /dev/null --series-window 10",
     ),
 ];
 
@@ -145,9 +150,11 @@ pub fn summary(ran: &[&Ran]) -> Vec<Artifact> {
          Times are in mean service times of a rate-1 server. The test suite regenerates this\n\
          file and the CSVs beside it and compares them byte for byte.\n",
     );
-    for r in ran {
-        let _ = write!(text, "\n== {} ==\n$ {}\n", r.stem, r.line);
-        text += &String::from_utf8(Table.serialize(&r.results.report)).expect("tables are UTF-8");
+    // The request lifecycle's commands come last, with their section.
+    let (early, late): (Vec<&Ran>, Vec<&Ran>) =
+        ran.iter().copied().partition(|r| !lifecycle::STEMS.contains(&r.stem));
+    for r in &early {
+        text += &command_table(r);
     }
     let r = Reports::of(ran);
     text += "\n== article vs lbsim ==\n";
@@ -180,8 +187,22 @@ pub fn summary(ran: &[&Ran]) -> Vec<Artifact> {
     let (section, svg) = slow_backend_section(ran);
     text += &section;
     files.push(("slow_backend.svg".to_string(), svg.into_bytes()));
+    // ----- the request lifecycle -----
+    for r in &late {
+        text += &command_table(r);
+    }
+    let (section, svg) = lifecycle_section(ran);
+    text += &section;
+    files.push(("retry_storm.svg".to_string(), svg.into_bytes()));
     files.push(("results.txt".to_string(), text.into_bytes()));
     files
+}
+
+/// A command's table in `results.txt`, under its stem and command line.
+fn command_table(r: &Ran) -> String {
+    let mut text = format!("\n== {} ==\n$ {}\n", r.stem, r.line);
+    text += &String::from_utf8(Table.serialize(&r.results.report)).expect("tables are UTF-8");
+    text
 }
 
 /// Up to `max` readable descriptions of the lines where `got` differs from `expected`.

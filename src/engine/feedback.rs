@@ -32,7 +32,7 @@ pub use crate::signal::{ProbeReply, Report, Response};
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::stats::tape::TapeWriter;
-pub use crate::stats::{Buckets, SpooledWindows, Window, Windows};
+pub use crate::stats::{Buckets, Outcomes, SpooledWindows, Window, Windows};
 
 /// Completions a server remembers for its latency estimate.
 pub const RECENT: usize = 16;
@@ -197,6 +197,7 @@ struct Open {
     picks: Vec<u64>,
     queue: Vec<f64>,
     dense: Vec<u64>,
+    outcomes: Outcomes,
 }
 
 /// Where closed windows go.
@@ -235,6 +236,8 @@ pub(super) struct WindowRecorder {
     open: VecDeque<Open>,
     base: usize,
     sink: Sink,
+    /// The windows carry the request lifecycle's [`Outcomes`].
+    outcomes: bool,
 }
 
 impl WindowRecorder {
@@ -261,7 +264,13 @@ impl WindowRecorder {
             open: VecDeque::new(),
             base: 0,
             sink,
+            outcomes: false,
         }
+    }
+
+    /// The same recorder, its windows carrying the request lifecycle's [`Outcomes`].
+    pub(super) fn with_outcomes(self) -> Self {
+        WindowRecorder { outcomes: true, ..self }
     }
 
     /// The window holding time `t`, opened (with those before it) if it is not yet: the one
@@ -279,6 +288,7 @@ impl WindowRecorder {
                 picks: vec![0; groups],
                 queue: vec![0.0; n],
                 dense: Vec::new(),
+                outcomes: [0; 3],
             });
         }
         w
@@ -319,7 +329,12 @@ impl WindowRecorder {
     /// Closes the oldest open window.
     fn close(&mut self) {
         let Some(o) = self.open.pop_front() else { return };
-        let w = Window { picks: o.picks, queue: o.queue, latency: Buckets::from_counts(&o.dense) };
+        let w = Window {
+            picks: o.picks,
+            queue: o.queue,
+            latency: Buckets::from_counts(&o.dense),
+            outcomes: self.outcomes.then_some(o.outcomes),
+        };
         self.base += 1;
         match &mut self.sink {
             Sink::Memory(all) => all.push(w),
@@ -369,6 +384,21 @@ impl WindowRecorder {
             Sink::Memory(all) => all.latency[w].add(&one),
             Sink::Tape(_, late) => late.entry(w).or_default().add(&one),
         }
+    }
+
+    /// A measured request arrived at `t` (the request lifecycle's outcomes).
+    pub(super) fn request_arrived(&mut self, t: f64) {
+        let w = self.window(t);
+        self.at(w).outcomes[0] += 1;
+    }
+
+    /// A measured request ended at `t`, answered (`success`) or failed for good: counted in the
+    /// window where it ends (the current one, never closed yet).
+    pub(super) fn request_ended(&mut self, t: f64, success: bool) {
+        let w = self.window(t);
+        let o = &mut self.at(w).outcomes;
+        o[1] += 1;
+        o[2] += u64::from(success);
     }
 
     /// The series, every server's queue integrated up to `t`.
@@ -525,6 +555,26 @@ mod tests {
         // Per window, a few bytes for the buckets used, not 8 for each of the 802 buckets.
         assert!(out.latency[0].bytes() <= 12, "{} bytes", out.latency[0].bytes());
         assert!(out.latency[1..].iter().all(Buckets::is_empty));
+    }
+
+    #[test]
+    fn a_request_counts_where_it_arrives_and_where_it_ends() {
+        // Windows of 10: a request arriving at 5 and answered at 25 is window 0's arrival and
+        // window 2's success; one arriving at 12 and failing at 13 is window 1's arrival and end.
+        for spool in [false, true] {
+            let mut w = WindowRecorder::new(1, &[], 10.0, spool).with_outcomes();
+            w.request_arrived(5.0);
+            w.request_arrived(12.0);
+            w.request_ended(13.0, false);
+            w.request_ended(25.0, true);
+            let out = windows(w.finish(30.0));
+            assert_eq!(out.outcomes, [[1, 0, 0], [1, 1, 0], [0, 1, 1]]);
+            assert_eq!(out.damage(BUCKETS), None);
+        }
+        // Without the lifecycle the windows carry none, and a record shows no trace of them.
+        let out = windows(WindowRecorder::new(1, &[], 10.0, false).finish(30.0));
+        assert!(out.outcomes.is_empty());
+        assert!(!serde_json::to_string(&out).unwrap().contains("outcomes"));
     }
 
     /// A long run through a recorder that writes its windows to a tape and one that keeps them:

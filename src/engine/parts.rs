@@ -37,6 +37,10 @@ pub(super) trait Parts {
     fn left(&mut self, s: usize, qlen: u32, t: f64, job: &Job, sojourn: f64, measured: bool);
     /// The request lifecycle (SPEC §11), if the farm has one.
     fn lifecycle(&mut self) -> Option<&mut LifecycleState>;
+    /// The lifecycle's measured request arrived at `t` (for the series).
+    fn request_arrived(&mut self, t: f64);
+    /// The lifecycle's measured request ended at `t`, answered or failed (for the series).
+    fn request_ended(&mut self, t: f64, success: bool);
     /// Adds what the parts measured to `stats`; the replication ended at `end`.
     fn finish(self, stats: &mut RepStats, end: f64);
 }
@@ -78,6 +82,12 @@ impl Parts for Off {
     }
 
     #[inline(always)]
+    fn request_arrived(&mut self, _: f64) {}
+
+    #[inline(always)]
+    fn request_ended(&mut self, _: f64, _: bool) {}
+
+    #[inline(always)]
     fn finish(self, _: &mut RepStats, _: f64) {}
 }
 
@@ -101,8 +111,10 @@ impl On {
             Gate::new(&adm, StreamKey::new(workload.clone().next_u64(), "admission").rng())
         });
         let n = farm.rates.len();
-        let windows = (opts.series)
-            .map(|width| WindowRecorder::new(n, &opts.series_groups, width, opts.series_spool));
+        let windows = (opts.series).map(|width| {
+            let w = WindowRecorder::new(n, &opts.series_groups, width, opts.series_spool);
+            if farm.lifecycle.is_some() { w.with_outcomes() } else { w }
+        });
         // The lifecycle's streams are seeded like the admission stage's, under their own names.
         let lifecycle = farm.lifecycle.as_ref().map(|l| {
             use rand::Rng;
@@ -166,6 +178,18 @@ impl Parts for On {
     #[inline]
     fn lifecycle(&mut self) -> Option<&mut LifecycleState> {
         self.lifecycle.as_deref_mut()
+    }
+
+    fn request_arrived(&mut self, t: f64) {
+        if let Some(w) = &mut self.windows {
+            w.request_arrived(t);
+        }
+    }
+
+    fn request_ended(&mut self, t: f64, success: bool) {
+        if let Some(w) = &mut self.windows {
+            w.request_ended(t, success);
+        }
     }
 
     fn finish(self, stats: &mut RepStats, end: f64) {

@@ -224,6 +224,17 @@ pub fn board(rows: &[BoardPoint]) -> String {
 /// One line per policy of a group's traffic share against time (`lines`: label and points),
 /// with the instants the group slowed down and recovered marked by vertical lines.
 pub fn share_figure(caption: &str, lines: &[(String, Vec<(f64, f64)>)], marks: &[f64]) -> String {
+    series_figure(caption, "share of requests sent to the slowed group", lines, marks)
+}
+
+/// A time-series figure: one line per `(name, points)` against time, `y_desc` on the y axis
+/// (from 0), a faint vertical line at each of `marks`.
+pub fn series_figure(
+    caption: &str,
+    y_desc: &str,
+    lines: &[(String, Vec<(f64, f64)>)],
+    marks: &[f64],
+) -> String {
     let x_max = lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).fold(1.0, f64::max);
     let y_max = lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)).fold(0.0, f64::max) * 1.1;
     let mut out = String::new();
@@ -240,7 +251,7 @@ pub fn share_figure(caption: &str, lines: &[(String, Vec<(f64, f64)>)], marks: &
         chart
             .configure_mesh()
             .x_desc("time (mean service times)")
-            .y_desc("share of requests sent to the slowed group")
+            .y_desc(y_desc)
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| format!("{y:.2}"))
             .draw()

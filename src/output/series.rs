@@ -13,7 +13,14 @@
 //! - `share.GROUP`: the fraction of them sent to the group;
 //! - `queue.GROUP`: the group's mean queue length per server, time-averaged over the window;
 //! - `p50`, `p99`: sojourn quantiles of the requests that arrived in the window (upper edges of
-//!   histogram buckets 2.3% wide: [`crate::engine::bucket`]), empty when none arrived.
+//!   histogram buckets 2.3% wide: [`crate::engine::bucket`]), empty when none arrived (with the
+//!   request lifecycle, of each attempt at its server);
+//! - with the request lifecycle (SPEC §11) only, `success` and `goodput`: a measured request
+//!   counts in the window where it ends (answered, or failed for good); `success` is the
+//!   fraction of those that ended successfully (answered without error within the deadline),
+//!   empty when none ended; `goodput` is the successful requests per unit time over the offered
+//!   rate, both over the window: the successes that ended in it over the measured requests that
+//!   arrived in it, empty when none arrived (the column's definition, over one window).
 //!
 //! `time` is the start of the window.
 
@@ -21,8 +28,8 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 use crate::engine::{BUCKETS, Buckets, SpooledWindows, Window, Windows, bucket_quantile};
-use crate::stats::RepStats;
 use crate::stats::tape::{Tape, TapeWriter};
+use crate::stats::{Outcomes, RepStats, add_outcomes};
 
 /// The replications of one row, added up per window and group.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -40,6 +47,9 @@ pub struct Pooled {
     pub queue: Vec<Vec<f64>>,
     /// `latency[w]`: sojourn bucket counts of window `w`'s arrivals, over all replications.
     pub latency: Vec<Buckets>,
+    /// `outcomes[w]`: the request lifecycle's outcomes of window `w` over all replications
+    /// (`None` without a lifecycle).
+    pub outcomes: Vec<Option<Outcomes>>,
     /// Each server's group.
     pub(crate) group_of: Vec<usize>,
     /// Per group: `1 / (servers * width * reps)`, the scale of a queue integral.
@@ -77,6 +87,7 @@ impl Pooled {
             self.picks.resize(windows, vec![0; g]);
             self.queue.resize(windows, vec![0.0; g]);
             self.latency.resize(windows, Buckets::default());
+            self.outcomes.resize(windows, None);
         }
         let (group_of, scale) = (&self.group_of, &self.scale);
         for (k, picks) in w.picks.iter().enumerate() {
@@ -87,6 +98,7 @@ impl Pooled {
                 self.queue[k][group_of[s]] += q * scale[group_of[s]];
             }
             self.latency[k].add(&w.latency[k]);
+            add_outcomes(&mut self.outcomes[k], w.outcomes.get(k).copied());
         }
     }
 
@@ -209,6 +221,7 @@ impl PooledTape {
             sum.queue[group_of[s]] += q * scale[group_of[s]];
         }
         sum.latency.add(&w.latency);
+        add_outcomes(&mut sum.outcomes, w.outcomes);
     }
 
     /// The pooled windows, in order.
@@ -232,6 +245,7 @@ impl PooledTape {
             p.picks.push(w.picks);
             p.queue.push(w.queue);
             p.latency.push(w.latency);
+            p.outcomes.push(w.outcomes);
         }
         Ok(p)
     }
@@ -276,6 +290,7 @@ pub fn csv(head: &[String], rows: &[(Vec<String>, &Pooled)]) -> String {
                 picks: p.picks[k].clone(),
                 queue: p.queue[k].clone(),
                 latency: p.latency[k].clone(),
+                outcomes: p.outcomes[k],
             };
             lines(&mut w, lead, k as f64 * p.width, &p.groups, &window).expect("writing to memory");
         }
@@ -317,6 +332,10 @@ fn lines<W: Write>(
     window.latency.add_to(&mut counts);
     line("p50", num(bucket_quantile(&counts, 0.5)))?;
     line("p99", num(bucket_quantile(&counts, 0.99)))?;
+    if let Some([arrived, ended, succeeded]) = window.outcomes {
+        line("success", num(succeeded as f64 / ended as f64))?;
+        line("goodput", num(succeeded as f64 / arrived as f64))?;
+    }
     Ok(())
 }
 
@@ -334,6 +353,7 @@ mod tests {
                 picks: vec![r + k as u64, 2 * r],
                 queue: vec![0.1 * x, 1e16 + x / 3.0, 0.7 / (x + 1.0)],
                 latency: Buckets::from_pairs([(k % 5, r + 1), (300 + r as usize, 2)]),
+                outcomes: Some([r + k as u64, r + 1, r]),
             });
         }
         w
@@ -382,5 +402,36 @@ mod tests {
         let made = csv(&head, &[(vec!["p2c".to_string()], &memory)]);
         assert!(made.lines().count() > 70 * 7);
         assert_eq!(String::from_utf8(written).unwrap(), made);
+    }
+
+    #[test]
+    fn success_and_goodput_lines_come_with_the_lifecycle_and_are_empty_when_undefined() {
+        let groups = [("a".to_string(), 1)];
+        let mut w = Windows { width: 10.0, ..Windows::default() };
+        // Window 0: 4 arrived, 2 ended, 1 of them answered; window 1: nothing arrived and
+        // nothing ended; window 2: nothing arrived, 3 ended, all answered.
+        for outcomes in [[4, 2, 1], [0, 0, 0], [0, 3, 3]] {
+            w.push(Window { outcomes: Some(outcomes), ..Window::zero(1, 1) });
+        }
+        let mut p = Pooled::new(&groups, 10.0, 1);
+        p.add(&w);
+        let head = vec!["policy".to_string()];
+        let text = csv(&head, &[(vec!["rr".to_string()], &p)]);
+        let metric = |m: &str| -> Vec<String> {
+            text.lines()
+                .filter(|l| l.split(',').nth(2) == Some(m))
+                .map(|l| l.split(',').nth(3).unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(metric("success"), ["0.5", "", "1"]);
+        assert_eq!(metric("goodput"), ["0.25", "", ""]);
+        // Without the lifecycle, the lines are the ones written before it existed.
+        let plain = Windows { width: 10.0, ..rep(1, 3) };
+        let plain = Windows { outcomes: Vec::new(), ..plain };
+        let mut p = Pooled::new(&[("a".to_string(), 1), ("b".to_string(), 2)], 10.0, 1);
+        p.add(&plain);
+        let text = csv(&head, &[(vec!["rr".to_string()], &p)]);
+        assert_eq!(text.lines().count(), 1 + 3 * 7);
+        assert!(!text.contains("success") && !text.contains("goodput"));
     }
 }

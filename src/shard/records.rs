@@ -143,10 +143,29 @@ impl Record for RepStats {
             if let Some(what) = w.damage(crate::engine::BUCKETS) {
                 return Some(what);
             }
-            if w.sojourns() != n {
+            let l = &self.lifecycle;
+            if l.is_empty() && w.sojourns() != n {
                 return Some(format!(
                     "its windows' histograms hold {} sojourns but requests is {n}",
                     w.sojourns()
+                ));
+            }
+            // With the request lifecycle the histograms hold each served attempt's sojourn at
+            // its server (failed and abandoned ones too), and the outcomes every request's end.
+            if !l.is_empty() && w.sojourns() > l.attempts {
+                return Some(format!(
+                    "its windows' histograms hold {} sojourns but attempts is {}",
+                    w.sojourns(),
+                    l.attempts
+                ));
+            }
+            let ended: u64 = w.outcomes.iter().map(|o| o[1]).sum();
+            let good: u64 = w.outcomes.iter().map(|o| o[2]).sum();
+            if !w.outcomes.is_empty() && (ended, good) != (l.requests, l.successes) {
+                return Some(format!(
+                    "its windows' outcomes end {ended} requests, {good} of them answered, but \
+                     the lifecycle counted {} and {}",
+                    l.requests, l.successes
                 ));
             }
         }

@@ -194,7 +194,14 @@ impl Tally {
             requests: self.requests,
             window: self.window,
             measured_span: self.spans.1,
-            measured_gaps: merged.requests.saturating_sub(self.spans.0),
+            // Every measured arrival: with the request lifecycle, `requests` holds only those
+            // answered (the sojourns), the lifecycle's count every request, failed ones too.
+            measured_gaps: if merged.lifecycle.is_empty() {
+                merged.requests
+            } else {
+                merged.lifecycle.requests
+            }
+            .saturating_sub(self.spans.0),
         }
     }
 }

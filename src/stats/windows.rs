@@ -33,6 +33,26 @@ pub struct Windows {
     /// `latency[w]`: sojourn bucket counts (the engine's `bucket`) of the measured requests that
     /// arrived in window `w`.
     pub latency: Vec<Buckets>,
+    /// `outcomes[w]`: with the request lifecycle (SPEC §11) only, window `w`'s [`Outcomes`];
+    /// empty without one (and then absent from a record).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outcomes: Vec<Outcomes>,
+}
+
+/// What became of a window's measured requests under the request lifecycle (SPEC §11):
+/// `[arrived, ended, succeeded]`, the requests that arrived in the window, those that ended in
+/// it (answered, or failed for good), and of the latter those answered without error within
+/// their deadline. A request is counted where it ends, whenever it arrived.
+pub type Outcomes = [u64; 3];
+
+/// Adds `other` to `sum` (`None`, no lifecycle, takes them as they are).
+pub fn add_outcomes(sum: &mut Option<Outcomes>, other: Option<Outcomes>) {
+    if let Some(o) = other {
+        let sum = sum.get_or_insert([0; 3]);
+        for (s, x) in sum.iter_mut().zip(o) {
+            *s += x;
+        }
+    }
 }
 
 impl Windows {
@@ -47,6 +67,15 @@ impl Windows {
                 self.queue.len(),
                 self.latency.len()
             ));
+        }
+        if !self.outcomes.is_empty() && self.outcomes.len() != n {
+            return Some(format!(
+                "its windows hold {n} dispatch counts and {} request outcomes",
+                self.outcomes.len()
+            ));
+        }
+        if let Some(o) = self.outcomes.iter().find(|o| o[2] > o[1]) {
+            return Some(format!("a window's outcomes {o:?} have more successes than ends"));
         }
         if !(self.width.is_finite() && self.width > 0.0) {
             return Some(format!("its window width is {:e}, not a width", self.width));
@@ -87,6 +116,7 @@ impl Windows {
             picks: self.picks[w].clone(),
             queue: self.queue[w].clone(),
             latency: self.latency[w].clone(),
+            outcomes: self.outcomes.get(w).copied(),
         }
     }
 
@@ -95,6 +125,9 @@ impl Windows {
         self.picks.push(w.picks);
         self.queue.push(w.queue);
         self.latency.push(w.latency);
+        if let Some(o) = w.outcomes {
+            self.outcomes.push(o);
+        }
     }
 }
 
@@ -108,16 +141,24 @@ pub struct Window {
     pub queue: Vec<f64>,
     /// Sojourn bucket counts of the measured requests that arrived in the window.
     pub latency: Buckets,
+    /// What became of its requests, with the request lifecycle only.
+    pub outcomes: Option<Outcomes>,
 }
 
 impl Window {
     /// No dispatch, no area, no sojourn, for `picks` groups and `queue` areas.
     pub fn zero(picks: usize, queue: usize) -> Window {
-        Window { picks: vec![0; picks], queue: vec![0.0; queue], latency: Buckets::default() }
+        Window {
+            picks: vec![0; picks],
+            queue: vec![0.0; queue],
+            latency: Buckets::default(),
+            outcomes: None,
+        }
     }
 
     /// Writes the window: the counts as LEB128 varints, the areas as their eight bytes (read back
-    /// to the bit), then the histogram's bytes after their length.
+    /// to the bit), then the histogram's bytes after their length, then 0 without outcomes or 1
+    /// and the three outcomes.
     pub fn write(&self, out: &mut impl Write) -> io::Result<()> {
         for &p in &self.picks {
             put_varint(out, p)?;
@@ -126,7 +167,14 @@ impl Window {
             out.write_all(&q.to_le_bytes())?;
         }
         put_varint(out, self.latency.0.len() as u64)?;
-        out.write_all(&self.latency.0)
+        out.write_all(&self.latency.0)?;
+        match self.outcomes {
+            None => put_varint(out, 0),
+            Some(o) => {
+                put_varint(out, 1)?;
+                o.iter().try_for_each(|&x| put_varint(out, x))
+            }
+        }
     }
 
     /// Reads a window [`Window::write`] wrote, of `picks` groups and `queue` areas.
@@ -141,7 +189,11 @@ impl Window {
         let len = usize::try_from(get_varint(r)?).map_err(io::Error::other)?;
         let mut latency = vec![0u8; len];
         r.read_exact(&mut latency)?;
-        Ok(Window { picks, queue: areas, latency: Buckets(latency) })
+        let outcomes = match get_varint(r)? {
+            0 => None,
+            _ => Some([get_varint(r)?, get_varint(r)?, get_varint(r)?]),
+        };
+        Ok(Window { picks, queue: areas, latency: Buckets(latency), outcomes })
     }
 }
 
@@ -369,8 +421,16 @@ mod tests {
             picks: vec![vec![1, 2]; 2],
             queue: vec![vec![0.5; 3]; 2],
             latency: vec![Buckets::from_pairs([(1, 3)]); 2],
+            outcomes: Vec::new(),
         };
         assert_eq!(ok.damage(802), None);
+        let mut lifecycle = ok.clone();
+        lifecycle.outcomes = vec![[3, 2, 1]];
+        assert!(
+            lifecycle.damage(802).unwrap().contains("2 dispatch counts and 1 request outcomes")
+        );
+        lifecycle.outcomes.push([0, 1, 1]);
+        assert_eq!(lifecycle.damage(802), None);
         assert_eq!(ok.sojourns(), 6);
         let mut short = ok.clone();
         short.latency.pop();

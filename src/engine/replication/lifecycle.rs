@@ -43,6 +43,9 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     /// A request arrived at `t` with `job`: opened, `job` now names it.
     #[inline(never)]
     pub(super) fn lc_open(&mut self, job: &mut Job, t: f64) {
+        if job.index >= self.len.warmup {
+            self.parts.request_arrived(t);
+        }
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let r = lc.open(t, job.index, job.work);
         let deadline = lc.cfg.client.deadline;
@@ -57,7 +60,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     pub(super) fn lc_refused(&mut self, r: u32, t: f64) {
         let _ = t;
         self.parts.lifecycle().expect("a lifecycle").requests[r as usize].sending -= 1;
-        self.lc_finish(r);
+        self.lc_finish(r, false);
     }
 
     /// Sends an attempt of the request `job` names to server `s`. True when the queue guard
@@ -260,7 +263,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
                 lc.stats.timeouts += 1;
             }
             self.lc_abandon_all(r, now);
-            self.lc_finish(r);
+            self.lc_finish(r, false);
         } else {
             lc.release_request(r);
         }
@@ -298,7 +301,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let (client, live) = (req.client, req.live);
         if lc.client(client).throttle.as_ref().is_some_and(|th| !th.allows()) {
             if live == NONE {
-                self.lc_finish(r);
+                self.lc_finish(r, false);
             }
             return false;
         }
@@ -415,7 +418,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let left = req.attempts <= retries;
         let within = budget.is_none_or(|b| b.allows(cl.active_retries, cl.active_requests));
         if !(retryable && !throttled && left && within) {
-            self.lc_finish(r);
+            self.lc_finish(r, false);
             return false;
         }
         cl.active_retries += 1;
@@ -449,7 +452,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let (nonfatal, hedge_max) = (c.retry_on.retries(failure), c.hedge_max);
         if !nonfatal {
             self.lc_abandon_all(r, now);
-            self.lc_finish(r);
+            self.lc_finish(r, false);
             return false;
         }
         let allowed = lc.client(req.client).throttle.as_mut().is_none_or(|th| th.failed());
@@ -457,7 +460,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             return self.lc_send_again(r);
         }
         if req.live == NONE {
-            self.lc_finish(r);
+            self.lc_finish(r, false);
         }
         false
     }
@@ -481,12 +484,12 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         }
         let (index, sojourn) = (req.index, t - req.arrival);
         self.rec.departed(index, sojourn, 1, t);
-        self.lc_finish(r);
+        self.lc_finish(r, true);
     }
 
     /// Request `r` is over (answered, failed for good, past its deadline, or refused by the
     /// admission stage).
-    fn lc_finish(&mut self, r: u32) {
+    fn lc_finish(&mut self, r: u32, success: bool) {
         let warmup = self.len.warmup;
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let req = &mut lc.requests[r as usize];
@@ -498,9 +501,13 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         if req.backoff_pending {
             lc.client(req.client).active_retries -= 1;
         }
-        if req.measured(warmup) {
+        let measured = req.measured(warmup);
+        if measured {
             lc.stats.requests += 1;
         }
         lc.release_request(r);
+        if measured {
+            self.parts.request_ended(self.sim.now().get(), success);
+        }
     }
 }
