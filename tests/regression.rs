@@ -87,6 +87,7 @@ artefacts! {
     regenerated_slow_backend_fleet: "slow_backend_fleet",
     regenerated_linkerd: "linkerd",
     regenerated_retry_storm: "retry_storm",
+    regenerated_hedging: "hedging",
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The request lifecycle's section of `results.txt` (SPEC §11): the Linkerd experiment beside
-//! the article's success rates, and the retry storm with its goodput figure.
+//! the article's success rates, the retry storm with its goodput figure, and hedging's p99.
 
 use std::fmt::Write as _;
 
@@ -13,7 +13,7 @@ use super::Ran;
 use super::checks::f;
 
 /// The commands of this section, by output file stem.
-pub(super) const STEMS: [&str; 2] = ["linkerd", "retry_storm"];
+pub(super) const STEMS: [&str; 3] = ["linkerd", "retry_storm", "hedging"];
 
 /// When the retry storm's capacity dips and when it returns.
 const DIP: [f64; 2] = [100.0, 200.0];
@@ -104,6 +104,7 @@ pub(super) fn lifecycle_section(ran: &[&Ran]) -> (String, String) {
         let mean = after.iter().sum::<f64>() / after.len() as f64;
         let _ = writeln!(text, "  {name}: mean goodput from t = 400 on: {}", f(mean));
     }
+    text += &hedging_lines(rows(ran, "hedging"));
     let svg = plot::series_figure(
         "Retry storm: goodput per 10-unit window (capacity halved from 100 to 200)",
         "goodput (successes over arrivals)",
@@ -111,4 +112,27 @@ pub(super) fn lifecycle_section(ran: &[&Ran]) -> (String, String) {
         &DIP,
     );
     (text, svg)
+}
+
+/// Hedging's lines: for each policy, p99 and attempts per request without hedging and with it.
+fn hedging_lines(rows: &[RunRow]) -> String {
+    let mut text = String::from(
+        "hedging: 20 servers at load 0.5, lognormal service of SCV 4 (its 95th percentile 3.6);\n\
+         one hedge after 3.6, the loser cancelled. p99 and attempts per request, without -> with:\n",
+    );
+    let (plain, hedged): (Vec<&RunRow>, Vec<&RunRow>) =
+        rows.iter().partition(|r| r.keys.values().all(|v| v.as_f64() == Some(0.0)));
+    for (a, b) in plain.iter().zip(&hedged) {
+        let attempts = |r: &RunRow| r.lifecycle.as_ref().map_or(f64::NAN, |l| l.attempts);
+        let _ = writeln!(
+            text,
+            "  {}: p99 {} -> {}, attempts {} -> {}",
+            a.policy,
+            f(a.p99),
+            f(b.p99),
+            f(attempts(a)),
+            f(attempts(b))
+        );
+    }
+    text
 }

@@ -23,7 +23,7 @@ use lifecycle::lifecycle_section;
 use slow_backend::slow_backend_section;
 
 /// The reproduced experiments: output file stem and the command line that produces it.
-pub const COMMANDS: [(&str, &str); 20] = [
+pub const COMMANDS: [(&str, &str); 21] = [
     ("bins", "lbsim bins"),
     ("fixed", "lbsim fixed"),
     ("homo", "lbsim homo --seeds 5 --baseline p2c"),
@@ -56,6 +56,7 @@ pub const COMMANDS: [(&str, &str); 20] = [
         "retry_storm",
         "lbsim run examples/scenarios/retry-storm.toml --series /dev/null --series-window 10",
     ),
+    ("hedging", "lbsim run examples/scenarios/hedging.toml"),
 ];
 
 /// A generated file: its name inside `results/` and its bytes.
