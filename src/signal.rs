@@ -14,7 +14,7 @@ pub struct Response {
 
 /// One server's load report over the last report period.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Report {
+pub struct LoadReport {
     /// Completions per unit time.
     pub qps: f64,
     /// Time-averaged fraction of busy workers.

@@ -4,7 +4,7 @@
 //! - **Responses carry feedback** ([`Response`]): the sojourn, the service time (the request's
 //!   demand over the server's rate when it leaves) and the server's queue length after the request
 //!   left, as C3's servers piggy-back their queue size and service time on each response.
-//! - **Load reports** ([`Report`]): every [`Policy::report_period`](crate::policy::Policy) the
+//! - **Load reports** ([`LoadReport`]): every [`Policy::report_period`](crate::policy::Policy) the
 //!   servers report their completions per unit time and their utilisation (the time-averaged
 //!   fraction of busy workers) over the period just ended, as an ORCA out-of-band stream reports
 //!   `rps_fractional` and `cpu_utilization`. All servers report at the same instants.
@@ -28,7 +28,7 @@
 //! sojourns of the requests that arrived in it. Only measured requests (after the warm-up) count,
 //! so the per-window counts add up to the run's totals.
 
-pub use crate::signal::{ProbeReply, Report, Response};
+pub use crate::signal::{LoadReport, ProbeReply, Response};
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::stats::tape::TapeWriter;
@@ -109,16 +109,16 @@ impl Monitor {
     }
 
     /// Every server's report over the period ending at `t`; starts the next period.
-    pub(super) fn reports(&mut self, t: f64) -> Vec<Report> {
+    pub(super) fn reports(&mut self, t: f64) -> Vec<LoadReport> {
         let span = t - self.last_report;
         self.last_report = t;
         (0..self.rates.len())
             .map(|s| {
                 self.integrate(s, t);
                 let r = if span > 0.0 {
-                    Report { qps: self.done[s] as f64 / span, utilization: self.busy[s] / span }
+                    LoadReport { qps: self.done[s] as f64 / span, utilization: self.busy[s] / span }
                 } else {
-                    Report::default()
+                    LoadReport::default()
                 };
                 self.busy[s] = 0.0;
                 self.done[s] = 0;
@@ -447,8 +447,8 @@ mod tests {
         let r = m.departed(0, 3.0, 3.0, 0, 4.0);
         assert_eq!(r, Response { sojourn: 3.0, service: 3.0, queue: 0 });
         let reps = m.reports(10.0);
-        assert_eq!(reps[0], Report { qps: 0.1, utilization: 0.3 });
-        assert_eq!(reps[1], Report { qps: 0.0, utilization: 0.0 });
+        assert_eq!(reps[0], LoadReport { qps: 0.1, utilization: 0.3 });
+        assert_eq!(reps[1], LoadReport { qps: 0.0, utilization: 0.0 });
         // A server busy across the report boundary: its busy time is split at the report.
         m.changed(1, 2, 15.0);
         let reps = m.reports(20.0);

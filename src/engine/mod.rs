@@ -34,7 +34,7 @@ mod servers;
 
 pub use crate::time::SimTime;
 pub use feedback::{
-    BUCKETS, Buckets, ProbeReply, Report, Response, SpooledWindows, Window, Windows, bucket,
+    BUCKETS, Buckets, LoadReport, ProbeReply, Response, SpooledWindows, Window, Windows, bucket,
     bucket_quantile, bucket_upper,
 };
 pub use queue::EventQueue;

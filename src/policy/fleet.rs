@@ -34,7 +34,7 @@
 //! with global information and no subsets, K clients of a policy without per-client state (p2c,
 //! jsq, least-request) make exactly the choices of one, which a test checks.
 
-use super::{Policy, ProbeReply, Report, Response};
+use super::{LoadReport, Policy, ProbeReply, Response};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -91,7 +91,7 @@ pub struct Fleet<P> {
     /// The client of the last pick.
     last: u32,
     /// One client's load reports, in its own server order (reused across reports).
-    reports: Vec<Report>,
+    reports: Vec<LoadReport>,
 }
 
 impl<P: Policy> Fleet<P> {
@@ -253,7 +253,7 @@ impl<P: Policy> Policy for Fleet<P> {
         self.clients[0].policy.report_period()
     }
 
-    fn on_reports(&mut self, reports: &[Report], now: SimTime) {
+    fn on_reports(&mut self, reports: &[LoadReport], now: SimTime) {
         for client in &mut self.clients {
             if client.servers.is_empty() {
                 client.policy.on_reports(reports, now);
@@ -413,7 +413,7 @@ mod tests {
             Some(5.0)
         }
 
-        fn on_reports(&mut self, reports: &[Report], _now: SimTime) {
+        fn on_reports(&mut self, reports: &[LoadReport], _now: SimTime) {
             self.log.borrow_mut().reports.push(reports.iter().map(|r| r.qps).collect());
         }
 
@@ -495,8 +495,8 @@ mod tests {
         let logs: Vec<_> = clients.iter().map(|c| c.log.clone()).collect();
         let mut f = Fleet::new(5, clients, subsets, false, rng(1));
         assert_eq!((f.report_period(), f.timer_period()), (Some(5.0), Some(7.0)));
-        let reports: Vec<Report> =
-            (0..5).map(|s| Report { qps: 10.0 + s as f64, utilization: 0.5 }).collect();
+        let reports: Vec<LoadReport> =
+            (0..5).map(|s| LoadReport { qps: 10.0 + s as f64, utilization: 0.5 }).collect();
         f.on_reports(&reports, SimTime::ZERO);
         f.on_timer(SimTime::ZERO);
         assert_eq!(logs[0].borrow().reports, [[14.0, 11.0]]);

@@ -67,7 +67,7 @@ pub use wrr_orca::{OrcaConfig, Scheduler as OrcaScheduler, WrrOrca};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 pub(crate) use crate::rng::{two_distinct, uniform};
-pub use crate::signal::{ProbeReply, Report, Response};
+pub use crate::signal::{LoadReport, ProbeReply, Response};
 use crate::time::SimTime;
 
 /// A load-balancing policy: picks a server for each arrival.
@@ -113,7 +113,7 @@ pub trait Policy {
     }
 
     /// Every server's load report over the period just ended, in server order.
-    fn on_reports(&mut self, _reports: &[Report], _now: SimTime) {}
+    fn on_reports(&mut self, _reports: &[LoadReport], _now: SimTime) {}
 
     /// How often [`Self::on_timer`] runs; `None`: never.
     fn timer_period(&self) -> Option<f64> {

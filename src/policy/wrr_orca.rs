@@ -31,7 +31,7 @@
 //! weights are updated.
 
 use super::tuning::{non_negative, params, positive};
-use super::{Policy, Report};
+use super::{LoadReport, Policy};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -76,7 +76,7 @@ struct EndpointWeight {
 
 impl EndpointWeight {
     /// `OnLoadReport`.
-    fn on_report(&mut self, r: &Report, eps: f64, penalty: f64, now: f64) {
+    fn on_report(&mut self, r: &LoadReport, eps: f64, penalty: f64, now: f64) {
         if r.utilization == 0.0 || r.qps == 0.0 {
             return;
         }
@@ -220,7 +220,7 @@ impl Policy for WrrOrca {
         Some(self.cfg.report)
     }
 
-    fn on_reports(&mut self, reports: &[Report], now: SimTime) {
+    fn on_reports(&mut self, reports: &[LoadReport], now: SimTime) {
         for (w, r) in self.weights.iter_mut().zip(reports) {
             w.on_report(r, 0.0, self.cfg.penalty, now.get());
         }
@@ -240,8 +240,8 @@ impl Policy for WrrOrca {
 mod tests {
     use super::*;
 
-    fn report(qps: f64, utilization: f64) -> Report {
-        Report { qps, utilization }
+    fn report(qps: f64, utilization: f64) -> LoadReport {
+        LoadReport { qps, utilization }
     }
 
     #[test]
