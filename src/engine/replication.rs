@@ -324,10 +324,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
                 false
             }
             Decision::Reject => {
-                if self.parts.lifecycle().is_some() {
-                    self.lc_refused(job.index as u32, t);
-                }
-                false
+                self.parts.lifecycle().is_some() && self.lc_refused(job.index as u32)
             }
         };
         if stop {
@@ -388,7 +385,9 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     fn release(&mut self) -> bool {
         self.rec.stats.events += 1;
         let job = self.parts.release();
-        self.send(job)
+        // A retry or hedge the admission stage held goes out from its request's client.
+        let client = if self.parts.lifecycle().is_some() { self.lc_client(&job) } else { None };
+        self.send_from(job, client)
     }
 
     /// The policy asks again for `client`'s backlog, sending from its head for as long as it

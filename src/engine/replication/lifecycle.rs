@@ -31,6 +31,7 @@
 use super::super::event::{Event, Job, schedule};
 use super::super::lifecycle::{Attempt, NONE};
 use super::{Parts, Replication, Servers};
+use crate::admission::Decision;
 use crate::info::InfoModel;
 use crate::lifecycle::Failure;
 use crate::policy::Policy;
@@ -55,12 +56,48 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         }
     }
 
-    /// The admission stage rejected request `r`: it is over, unanswered.
+    /// The admission stage refused an attempt of request `r`: a refusal (`reject`) its client
+    /// hears at once, retried as one from a server would be when `retry_on` has `reject`. A
+    /// first attempt refused and not retried leaves its request without a client (none was
+    /// needed), so a fleet draws no client for it. True when the queue guard stops the
+    /// replication.
     #[inline(never)]
-    pub(super) fn lc_refused(&mut self, r: u32, t: f64) {
-        let _ = t;
-        self.parts.lifecycle().expect("a lifecycle").requests[r as usize].sending -= 1;
-        self.lc_finish(r, false);
+    pub(super) fn lc_refused(&mut self, r: u32) -> bool {
+        let warmup = self.len.warmup;
+        let lc = self.parts.lifecycle().expect("a lifecycle");
+        lc.requests[r as usize].sending -= 1;
+        let req = lc.requests[r as usize];
+        if req.measured(warmup) {
+            lc.stats.attempts += 1;
+            lc.stats.errors += 1;
+            lc.stats.rejects += 1;
+        }
+        let c = &lc.cfg.client;
+        let (hedge, retried) = (c.hedge, c.retry_on.retries(Failure::Reject));
+        let again = retried && (c.retries > 0 || hedge > 0.0);
+        if req.attempts == 0 && !again {
+            self.lc_finish(r, false);
+            return false;
+        }
+        if req.attempts == 0 {
+            let client = if P::TAGGED { self.policy.assign() } else { 0 };
+            let lc = self.parts.lifecycle().expect("a lifecycle");
+            lc.requests[r as usize].client = client;
+            lc.client(client).active_requests += 1;
+        } else if hedge == 0.0 {
+            // A retry on its way was an active retry of its client.
+            lc.client(req.client).active_retries -= 1;
+        }
+        let lc = self.parts.lifecycle().expect("a lifecycle");
+        lc.requests[r as usize].attempts += 1;
+        self.lc_failed(r, Failure::Reject)
+    }
+
+    /// The client a request's attempt goes out from: its request's, once it has sent one.
+    pub(super) fn lc_client(&mut self, job: &Job) -> Option<u32> {
+        let lc = self.parts.lifecycle().expect("a lifecycle");
+        let req = &lc.requests[job.index as usize];
+        (req.attempts > 0).then_some(req.client)
     }
 
     /// Sends an attempt of the request `job` names to server `s`. True when the queue guard
@@ -391,8 +428,17 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let req = &mut lc.requests[r as usize];
         req.sending += 1;
         let job = Job { arrival: t, work: req.work, index: u64::from(r), tag: 0 };
-        let client = req.client;
-        self.send_from(job, Some(client))
+        let (client, measured) = (req.client, req.measured(self.len.warmup));
+        // Every attempt passes the admission stage in front of the farm, as the first did.
+        match self.parts.offer(t, measured) {
+            Decision::Admit => self.send_from(job, Some(client)),
+            Decision::Delay(at) => {
+                self.parts.delay(job);
+                schedule(&mut self.sim, at, Event::Release);
+                false
+            }
+            Decision::Reject => self.lc_refused(r),
+        }
     }
 
     /// Request `r`'s attempt failed with `failure`: a retry is scheduled, or sent at once
