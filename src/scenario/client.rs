@@ -143,17 +143,7 @@ impl Spec {
                 .flat_map(|g| std::iter::repeat_n(f(g), g.count as usize))
                 .collect::<Vec<f64>>()
         };
-        let mut start = 0;
-        let ranges: Vec<(&str, std::ops::Range<usize>)> = self
-            .farm
-            .groups
-            .iter()
-            .map(|g| {
-                let r = start..start + g.count as usize;
-                start = r.end;
-                (g.name.as_str(), r)
-            })
-            .collect();
+        let ranges = self.group_ranges();
         let mut changes: Vec<Change> = self
             .events
             .iter()

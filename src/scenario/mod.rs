@@ -1075,12 +1075,10 @@ impl Spec {
         self.rates().iter().sum::<f64>() * f64::from(self.farm.slots)
     }
 
-    /// The `[[events]]` as rate changes of server index ranges (groups in order), sorted by time;
-    /// events at the same time keep their file order. The spec must be valid.
-    pub fn rate_changes(&self) -> Vec<RateChange> {
+    /// Each group's name and the range of server indices it holds (groups in file order).
+    pub fn group_ranges(&self) -> Vec<(&str, std::ops::Range<usize>)> {
         let mut start = 0;
-        let ranges: Vec<(&str, std::ops::Range<usize>)> = self
-            .farm
+        self.farm
             .groups
             .iter()
             .map(|g| {
@@ -1088,7 +1086,13 @@ impl Spec {
                 start = r.end;
                 (g.name.as_str(), r)
             })
-            .collect();
+            .collect()
+    }
+
+    /// The `[[events]]` as rate changes of server index ranges (groups in order), sorted by time;
+    /// events at the same time keep their file order. The spec must be valid.
+    pub fn rate_changes(&self) -> Vec<RateChange> {
+        let ranges = self.group_ranges();
         let mut changes: Vec<RateChange> = self
             .events
             .iter()
