@@ -24,6 +24,7 @@ fn lifecycle(error: f64, delay: f64, queue_limit: Option<u32>, client: Client) -
         queue_limit,
         changes: Vec::new(),
         client,
+        health: None,
     }
 }
 
@@ -134,11 +135,11 @@ fn a_delay_adds_to_the_m_m_1_sojourn() {
 #[test]
 fn events_change_error_and_delay() {
     let mut l = lifecycle(0.0, 0.0, None, Client::default());
-    l.changes = vec![Change { at: 0.0, servers: 0..N, delay: None, error: Some(1.0) }];
+    l.changes = vec![Change { at: 0.0, servers: 0..N, delay: None, error: Some(1.0), state: None }];
     let failed = run(0.5, Some(l.clone()), 5_000, 1).lifecycle;
     assert_eq!(failed.successes, 0);
     assert_eq!(failed.errors, failed.requests);
-    l.changes = vec![Change { at: 0.0, servers: 0..N, delay: Some(2.0), error: None }];
+    l.changes = vec![Change { at: 0.0, servers: 0..N, delay: Some(2.0), error: None, state: None }];
     let slow = run(0.5, Some(l), 5_000, 1);
     assert!(slow.range.unwrap().0 >= 2.0);
     assert_eq!(slow.lifecycle.successes, 5_000);
@@ -325,6 +326,7 @@ fn no_wait(client: Client, requests: u64, seed: u64) -> RepStats {
         queue_limit: None,
         changes: Vec::new(),
         client,
+        health: None,
     };
     let farm = Farm { slots: SLOTS, lifecycle: Some(Box::new(l)), ..Farm::homogeneous(1, 0.1) };
     let sc = Scenario::live(farm, PolicyKind::Random, 10.0);

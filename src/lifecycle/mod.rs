@@ -10,6 +10,7 @@
 
 pub mod backoff;
 pub mod budget;
+pub mod health;
 
 use std::ops::Range;
 
@@ -31,6 +32,8 @@ pub struct Lifecycle {
     pub changes: Vec<Change>,
     /// What each client does with its requests.
     pub client: Client,
+    /// What each client does about failed hosts (`[health]`, SPEC §12); `None`: nothing.
+    pub health: Option<health::Health>,
 }
 
 /// At `at`, every server of `servers` takes the `delay` and `error` given.
@@ -44,6 +47,8 @@ pub struct Change {
     pub delay: Option<f64>,
     /// The new error probability, if it changes.
     pub error: Option<f64>,
+    /// The hosts' new state, if it changes.
+    pub state: Option<health::HostState>,
 }
 
 /// A client's rules (`[client]`): the defaults are SPEC §11's.
@@ -82,6 +87,8 @@ pub struct Client {
     pub hedge_max: u32,
     /// Retries and hedges carry the first attempt's demand (else each draws its own).
     pub same_work: bool,
+    /// The chapter's circuit breaker per backend (§39.20); `None`: none.
+    pub breaker: Option<health::Breaker>,
 }
 
 impl Default for Client {
@@ -100,6 +107,7 @@ impl Default for Client {
             hedge: 0.0,
             hedge_max: 2,
             same_work: false,
+            breaker: None,
         }
     }
 }

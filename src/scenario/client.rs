@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{EventSpec, Invalid, Spec, invalid, num};
 use crate::lifecycle::backoff::BackoffKind;
+use crate::lifecycle::health::Breaker;
 use crate::lifecycle::{Backoff, Change, Client, Failure, Lifecycle, RetryOn};
 
 /// The most retries a request may have.
@@ -62,6 +63,9 @@ pub struct ClientSpec {
     pub hedge_max: u32,
     /// Retries and hedges carry the first attempt's demand (else each draws its own).
     pub same_work: bool,
+    /// The chapter's circuit breaker per backend (§39.20): `{ failures = 5, recovery = 30000.0 }`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breaker: Option<Breaker>,
 }
 
 impl Default for ClientSpec {
@@ -83,6 +87,7 @@ impl Default for ClientSpec {
             hedge: 0.0,
             hedge_max: 2,
             same_work: false,
+            breaker: None,
         }
     }
 }
@@ -112,10 +117,16 @@ fn duration(key: &str, what: &str, name: &str, d: f64) -> Result<(), Invalid> {
 
 /// An event's `delay` and `error`, and that it changes something.
 pub(super) fn validate_event(e: &EventSpec, which: &str) -> Result<(), Invalid> {
-    if e.rate.is_none() && e.delay.is_none() && e.error.is_none() {
+    if e.rate.is_none() && e.delay.is_none() && e.error.is_none() && e.state.is_none() {
         return Err(invalid(
             "events",
-            format!("{which}: changes nothing: give rate, delay or error"),
+            format!("{which}: changes nothing: give rate, delay, error or state"),
+        ));
+    }
+    if e.state.is_some() {
+        return Err(invalid(
+            "events",
+            format!("{which}: state: host states are not simulated yet in this version"),
         ));
     }
     if let Some(d) = e.delay {
@@ -132,8 +143,15 @@ impl Spec {
     /// `delay`, no event changes them, there is no `queue_limit` and no `[client]`.
     pub fn lifecycle(&self) -> Option<Lifecycle> {
         let server_side = self.farm.groups.iter().any(|g| g.error > 0.0 || g.delay > 0.0)
-            || self.events.iter().any(|e| e.delay.is_some() || e.error.is_some());
-        if !server_side && self.farm.queue_limit.is_none() && self.client.is_none() {
+            || self
+                .events
+                .iter()
+                .any(|e| e.delay.is_some() || e.error.is_some() || e.state.is_some());
+        if !server_side
+            && self.farm.queue_limit.is_none()
+            && self.client.is_none()
+            && self.health.is_none()
+        {
             return None;
         }
         let per_server = |f: fn(&super::Group) -> f64| {
@@ -147,11 +165,17 @@ impl Spec {
         let mut changes: Vec<Change> = self
             .events
             .iter()
-            .filter(|e| e.delay.is_some() || e.error.is_some())
+            .filter(|e| e.delay.is_some() || e.error.is_some() || e.state.is_some())
             .map(|e| {
                 let (_, servers) =
                     ranges.iter().find(|(name, _)| *name == e.group).expect("a validated group");
-                Change { at: e.at, servers: servers.clone(), delay: e.delay, error: e.error }
+                Change {
+                    at: e.at,
+                    servers: servers.clone(),
+                    delay: e.delay,
+                    error: e.error,
+                    state: e.state,
+                }
             })
             .collect();
         changes.sort_by(|a, b| a.at.total_cmp(&b.at));
@@ -170,6 +194,7 @@ impl Spec {
             hedge: c.hedge,
             hedge_max: c.hedge_max,
             same_work: c.same_work,
+            breaker: c.breaker,
         };
         Some(Lifecycle {
             error: per_server(|g| g.error),
@@ -177,6 +202,7 @@ impl Spec {
             queue_limit: self.farm.queue_limit,
             changes,
             client,
+            health: self.health,
         })
     }
 
@@ -184,6 +210,8 @@ impl Spec {
     /// event's) or a queue limit.
     pub fn lifecycle_columns(&self) -> bool {
         self.client.is_some()
+            || self.health.is_some()
+            || self.events.iter().any(|e| e.state.is_some())
             || self.farm.queue_limit.is_some()
             || self.farm.groups.iter().any(|g| g.error > 0.0)
             || self.events.iter().any(|e| e.error.is_some())

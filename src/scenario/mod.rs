@@ -36,6 +36,7 @@ use toml::{Table, Value};
 
 use crate::error::KeyError;
 use crate::input;
+use crate::lifecycle::health::{Health, HostState};
 use crate::limits;
 use crate::model::RateChange;
 use crate::named::Named;
@@ -44,6 +45,7 @@ use crate::subset::Subsetting;
 use crate::workload::{ArrivalSpec, Arrivals, KeySpec, Service, ServiceSpec};
 
 mod client;
+mod health;
 pub use client::ClientSpec;
 
 /// How a scenario read from standard input (`lbsim run -`) is named in messages.
@@ -88,6 +90,10 @@ pub struct Spec {
     /// `client.rs`). Absent by default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client: Option<ClientSpec>,
+    /// What each client does about failed hosts: outlier detection, health checks, panic, slow
+    /// start (`[health]`, SPEC §12; see `health.rs`). Absent by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub health: Option<Health>,
 }
 
 impl Default for Spec {
@@ -105,6 +111,7 @@ impl Default for Spec {
             sweep: Table::new(),
             events: Vec::new(),
             client: None,
+            health: None,
         }
     }
 }
@@ -236,6 +243,9 @@ pub struct EventSpec {
     /// The group's new error probability.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<f64>,
+    /// The group's hosts' new state: `up`, `down` (refuse at once) or `hang` (never answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<HostState>,
 }
 
 /// The most workers a server may have (`farm.slots`).
@@ -844,7 +854,8 @@ impl Spec {
         self.keys.validate().map_err(keyed)?;
         self.validate_run()?;
         self.validate_precision()?;
-        self.validate_lifecycle()
+        self.validate_lifecycle()?;
+        self.validate_health()
     }
 
     /// `farm.groups` and `farm.slots`; the number of servers.
