@@ -294,7 +294,7 @@ fn unsupported_and_bad_client_keys_are_refused() {
     let empty_event = SCENARIO.replace("error = 0.5\n", "");
     let out = lbsim(&["run", &dir.file("event.toml", &empty_event)]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("changes nothing: give rate, delay or error"), "{err}");
+    assert!(err.contains("changes nothing: give rate, delay, error or state"), "{err}");
 }
 
 /// The shipped example runs and prints the lifecycle's columns.
