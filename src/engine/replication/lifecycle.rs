@@ -154,14 +154,16 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         }
         let retry = req.attempts > 0 && hedge == 0.0;
         let state = lc.states[s];
-        if state == HostState::Down {
-            return self.lc_fail_fast(s, r, tag, measured, retry, Failure::Error);
-        }
         let full = lc.cfg.queue_limit.is_some_and(|l| self.servers.len(s) >= l);
         if full || !self.parts.accepts(self.servers.len(s), t, measured) {
             // A server holding `queue_limit` requests or more (or, under adaptive throttling,
             // its backend limit) refuses the attempt.
             return self.lc_fail_fast(s, r, tag, measured, retry, Failure::Reject);
+        }
+        if state == HostState::Down {
+            // Past the admission stage (counted as admitted; adaptive throttling counts only
+            // its backend limit's refusals, not a failed host's errors), the host refuses.
+            return self.lc_fail_fast(s, r, tag, measured, retry, Failure::Error);
         }
         let hung = state == HostState::Hang;
         let lc = self.parts.lifecycle().expect("a lifecycle");
