@@ -14,6 +14,7 @@ mod outcomes;
 mod regression;
 mod scenario;
 mod shard;
+mod states;
 mod subset;
 mod util;
 mod ux;

@@ -14,6 +14,7 @@
 //! handler that finds its request finished or its attempt no longer awaited does nothing.
 
 use crate::lifecycle::budget::{RetryBudget, Throttle};
+use crate::lifecycle::health::HostState;
 use crate::lifecycle::{Lifecycle, LifecycleStats};
 use crate::rng::{SimRng, StreamKey};
 
@@ -118,6 +119,8 @@ pub(super) struct LifecycleState {
     pub(super) budget: Option<RetryBudget>,
     /// Per client (grown as clients appear).
     pub(super) clients: Vec<ClientState>,
+    /// Per server: its state, set by the changes (all `Up` at the start).
+    pub(super) states: Vec<HostState>,
     pub(super) stats: LifecycleStats,
 }
 
@@ -140,6 +143,7 @@ impl LifecycleState {
             budget: (c.budget > 0.0)
                 .then_some(RetryBudget { fraction: c.budget, min: c.budget_min }),
             clients: Vec::new(),
+            states: vec![HostState::Up; rates.len()],
             stats: LifecycleStats::default(),
         }
     }

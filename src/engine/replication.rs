@@ -88,8 +88,12 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
 ) -> RepStats {
     let fixed_rates = farm.events.is_empty();
     let bare = farm.admission.is_none() && opts.series.is_none() && farm.lifecycle.is_none();
-    // One-slot servers cannot take a request back (their departures never go stale).
-    let cancels = farm.lifecycle.as_ref().is_some_and(|l| l.client.cancel);
+    // One-slot servers cannot take a request back (their departures never go stale): a host
+    // that goes down or hangs loses what it holds, as a cancelled attempt leaves.
+    let cancels = farm
+        .lifecycle
+        .as_ref()
+        .is_some_and(|l| l.client.cancel || l.changes.iter().any(|c| c.state.is_some()));
     let parts = opts.clone();
     let on = || On::new(farm, &parts, &workload);
     let b = Builder { farm, len, opts, policy, info, arrivals, service };

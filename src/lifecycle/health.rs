@@ -14,9 +14,12 @@ use serde::{Deserialize, Serialize};
 pub enum HostState {
     /// Serving (the state at the start). After `down` or `hang` it starts empty.
     Up,
-    /// Refuses every attempt at once: an error without service.
+    /// Refuses every attempt at once: an error without service. What it held when it went
+    /// down is lost, as with `Hang`: its clients wait for their timeout or deadline.
     Down,
-    /// Accepts attempts and never answers them until `up`; what it held is lost.
+    /// Accepts attempts and never answers them, not even after `up`; what it held is lost.
+    /// Its attempts are not in its queue length as the server sees it, but the policies count
+    /// them in flight until their clients stop waiting.
     Hang,
 }
 

@@ -28,7 +28,7 @@ pub struct Lifecycle {
     pub delay: Vec<f64>,
     /// A server rejects at once (`reject`) a request that would find this many or more there.
     pub queue_limit: Option<u32>,
-    /// Changes of `delay` and `error` during the run, in time order.
+    /// Changes of `delay`, `error` and host states during the run, in time order.
     pub changes: Vec<Change>,
     /// What each client does with its requests.
     pub client: Client,
@@ -36,7 +36,7 @@ pub struct Lifecycle {
     pub health: Option<health::Health>,
 }
 
-/// At `at`, every server of `servers` takes the `delay` and `error` given.
+/// At `at`, every server of `servers` takes the `delay`, `error` and state given.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
     /// Absolute simulated time (warm-up included).

@@ -1,8 +1,8 @@
 //! `[client]` and the server side of the request lifecycle in a scenario (SPEC §11): a group's
-//! `error` and `delay`, `[farm] queue_limit`, events that change `delay` and `error`, and what
-//! each client does with its requests. [`Spec::lifecycle`] turns them into what a replication
-//! simulates ([`Lifecycle`]); without any of them it is `None` and the run is the same, byte for
-//! byte, as before they existed.
+//! `error` and `delay`, `[farm] queue_limit`, events that change `delay`, `error` and the hosts'
+//! `state`, and what each client does with its requests. [`Spec::lifecycle`] turns them into
+//! what a replication simulates ([`Lifecycle`]); without any of them it is `None` and the run
+//! is the same, byte for byte, as before they existed.
 
 use serde::{Deserialize, Serialize};
 
@@ -115,18 +115,12 @@ fn duration(key: &str, what: &str, name: &str, d: f64) -> Result<(), Invalid> {
     }
 }
 
-/// An event's `delay` and `error`, and that it changes something.
+/// An event's `delay` and `error`, and that it changes something (`state` is checked when read).
 pub(super) fn validate_event(e: &EventSpec, which: &str) -> Result<(), Invalid> {
     if e.rate.is_none() && e.delay.is_none() && e.error.is_none() && e.state.is_none() {
         return Err(invalid(
             "events",
             format!("{which}: changes nothing: give rate, delay, error or state"),
-        ));
-    }
-    if e.state.is_some() {
-        return Err(invalid(
-            "events",
-            format!("{which}: state: host states are not simulated yet in this version"),
         ));
     }
     if let Some(d) = e.delay {

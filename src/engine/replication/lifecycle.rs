@@ -27,6 +27,16 @@
 //! - Hedging ([`Self::lc_hedge`]) follows gRFC A6's hedging policy: another attempt every
 //!   `hedge` until one answers, at most `hedge_max` in all; a failure in `retry_on` (A6's
 //!   non-fatal status codes) sends the next hedge at once, any other failure fails the request.
+//! - Host states (SPEC §12, set by changes, [`Self::lc_change`]): an attempt sent to a `down`
+//!   host is an `error` at once, without service (its policy hears it leave at once, as a
+//!   fast refusal); a `hang` host takes attempts and never answers them (they never join its
+//!   server, so they are not in its queue length as the server and the queue limit see it; the
+//!   information model and the policy count them in flight until the client stops waiting, at
+//!   its timeout or deadline). A host that goes `down` or hangs loses what it holds, queued or
+//!   in service ([`Self::lc_lose`]): its clients go on waiting for those attempts until their
+//!   timeout or deadline (without either, for ever), and the work they had received is
+//!   `wasted`; a response already on its way back (the group's `delay`) still arrives. `up`
+//!   finds the host empty.
 
 use super::super::event::{Event, Job, schedule};
 use super::super::lifecycle::{Attempt, NONE};
@@ -34,6 +44,7 @@ use super::{Parts, Replication, Servers};
 use crate::admission::Decision;
 use crate::info::InfoModel;
 use crate::lifecycle::Failure;
+use crate::lifecycle::health::HostState;
 use crate::policy::Policy;
 use crate::time::SimTime;
 use crate::workload::{Demands, Gaps};
@@ -142,23 +153,19 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             lc.stats.attempts += 1;
         }
         let retry = req.attempts > 0 && hedge == 0.0;
+        let state = lc.states[s];
         let full = lc.cfg.queue_limit.is_some_and(|l| self.servers.len(s) >= l);
         if full || !self.parts.accepts(self.servers.len(s), t, measured) {
             // A server holding `queue_limit` requests or more (or, under adaptive throttling,
             // its backend limit) refuses the attempt.
-            // An immediate error: the sender's policy hears of it as a request that left at
-            // once (what a client sees of a fast refusal).
-            self.policy.on_departure(s, 0.0, now, tag);
-            let lc = self.parts.lifecycle().expect("a lifecycle");
-            if measured {
-                lc.stats.errors += 1;
-                lc.stats.rejects += 1;
-            }
-            if retry {
-                lc.client(req.client).active_retries -= 1;
-            }
-            return self.lc_failed(r, Failure::Reject);
+            return self.lc_fail_fast(s, r, tag, measured, retry, Failure::Reject);
         }
+        if state == HostState::Down {
+            // Past the admission stage (counted as admitted; adaptive throttling counts only
+            // its backend limit's refusals, not a failed host's errors), the host refuses.
+            return self.lc_fail_fast(s, r, tag, measured, retry, Failure::Error);
+        }
+        let hung = state == HostState::Hang;
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let a = lc.attempt(Attempt {
             request: r,
@@ -167,7 +174,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             work,
             tag,
             awaited: true,
-            at_server: true,
+            at_server: !hung,
             timer: timeout > 0.0,
             error: false,
             measured,
@@ -182,12 +189,10 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             q.hedges_pending += 1;
             schedule(&mut self.sim, t + hedge, Event::Hedge(r));
         }
-        self.servers.arrive(
-            s,
-            Job { arrival: t, work, index: u64::from(a), tag },
-            t,
-            &mut self.sim,
-        );
+        if !hung {
+            let job = Job { arrival: t, work, index: u64::from(a), tag };
+            self.servers.arrive(s, job, t, &mut self.sim);
+        }
         if timeout > 0.0 {
             schedule(&mut self.sim, t + timeout, Event::Timeout(a));
         }
@@ -345,22 +350,93 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         self.lc_send_again(r)
     }
 
-    /// The lifecycle's change `i`: its servers take its `delay` and `error`.
+    /// The lifecycle's change `i`: its servers take its `delay`, `error` and state; a server
+    /// that goes from `up` to `down` or `hang` loses what it holds.
     pub(super) fn lc_change(&mut self, i: u32) {
         self.rec.stats.events += 1;
+        let t = self.sim.now().get();
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let c = lc.cfg.changes[i as usize].clone();
         for s in c.servers {
+            let lc = self.parts.lifecycle().expect("a lifecycle");
             if let Some(d) = c.delay {
                 lc.cfg.delay[s] = d;
             }
             if let Some(e) = c.error {
                 lc.cfg.error[s] = e;
             }
+            if let Some(state) = c.state {
+                let was = std::mem::replace(&mut lc.states[s], state);
+                if was == HostState::Up && state != HostState::Up {
+                    self.lc_lose(s, t);
+                }
+            }
         }
     }
 
     // ===== helpers =====
+
+    /// An attempt of request `r` to server `s` fails at once, without service: `failure` is
+    /// `reject` (a queue limit or the backend limit) or `error` (a `down` host). The sender's
+    /// policy hears of it as a request that left at once (what a client sees of a fast
+    /// refusal). True when the queue guard stops the replication.
+    fn lc_fail_fast(
+        &mut self,
+        s: usize,
+        r: u32,
+        tag: u32,
+        measured: bool,
+        retry: bool,
+        failure: Failure,
+    ) -> bool {
+        let now = self.sim.now();
+        self.policy.on_departure(s, 0.0, now, tag);
+        let lc = self.parts.lifecycle().expect("a lifecycle");
+        if measured {
+            lc.stats.errors += 1;
+            if failure == Failure::Reject {
+                lc.stats.rejects += 1;
+            }
+        }
+        if retry {
+            let client = lc.requests[r as usize].client;
+            lc.client(client).active_retries -= 1;
+        }
+        self.lc_failed(r, failure)
+    }
+
+    /// Server `s` goes down or hangs at `t`: every attempt it holds, queued or in service,
+    /// leaves it unanswered (the work it received is busy and `wasted`); a client that waits
+    /// for one goes on waiting until its timeout or deadline. Responses already served and on
+    /// their way back are not held.
+    fn lc_lose(&mut self, s: usize, t: f64) {
+        let mut a = 0;
+        loop {
+            let lc = self.parts.lifecycle().expect("a lifecycle");
+            let Some(&x) = lc.attempts.get(a) else { return };
+            let id = a as u32;
+            a += 1;
+            if !x.at_server || x.served || x.server as usize != s {
+                continue;
+            }
+            let (job, received) = self.servers.cancel(s, u64::from(id), t, &mut self.sim);
+            let lc = self.parts.lifecycle().expect("a lifecycle");
+            lc.attempts[id as usize].at_server = false;
+            if x.measured {
+                let busy = received / lc.rates[s];
+                lc.stats.busy += busy;
+                lc.stats.wasted += busy;
+            }
+            lc.release_attempt(id);
+            let left = self.servers.len(s);
+            self.parts.left(s, left, t, &job, t - job.arrival, false);
+            if P::FEEDBACK
+                && let Some(m) = &mut self.fb.monitor
+            {
+                m.changed(s, left, t);
+            }
+        }
+    }
 
     /// The client stops waiting for attempt `a`: it leaves the request's awaited attempts, and
     /// its in-flight count at the server drops (the policy and the information model hear a
