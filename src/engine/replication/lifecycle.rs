@@ -419,22 +419,29 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             if !x.at_server || x.served || x.server as usize != s {
                 continue;
             }
-            let (job, received) = self.servers.cancel(s, u64::from(id), t, &mut self.sim);
-            let lc = self.parts.lifecycle().expect("a lifecycle");
-            lc.attempts[id as usize].at_server = false;
-            if x.measured {
-                let busy = received / lc.rates[s];
-                lc.stats.busy += busy;
-                lc.stats.wasted += busy;
-            }
-            lc.release_attempt(id);
-            let left = self.servers.len(s);
-            self.parts.left(s, left, t, &job, t - job.arrival, false);
-            if P::FEEDBACK
-                && let Some(m) = &mut self.fb.monitor
-            {
-                m.changed(s, left, t);
-            }
+            self.lc_take_back(id, &x, t);
+            self.parts.lifecycle().expect("a lifecycle").release_attempt(id);
+        }
+    }
+
+    /// Attempt `a` (`x`), queued or in service at its server, leaves it unanswered at `t`: the
+    /// work it received counts as busy and `wasted`, and the server's queue length drops.
+    fn lc_take_back(&mut self, a: u32, x: &Attempt, t: f64) {
+        let s = x.server as usize;
+        let (job, received) = self.servers.cancel(s, u64::from(a), t, &mut self.sim);
+        let lc = self.parts.lifecycle().expect("a lifecycle");
+        lc.attempts[a as usize].at_server = false;
+        if x.measured {
+            let busy = received / lc.rates[s];
+            lc.stats.busy += busy;
+            lc.stats.wasted += busy;
+        }
+        let left = self.servers.len(s);
+        self.parts.left(s, left, t, &job, t - job.arrival, false);
+        if P::FEEDBACK
+            && let Some(m) = &mut self.fb.monitor
+        {
+            m.changed(s, left, t);
         }
     }
 
@@ -463,22 +470,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let x = lc.attempts[a as usize];
         if lc.cfg.client.cancel && x.at_server && !x.served {
-            let s = x.server as usize;
-            let (job, received) = self.servers.cancel(s, u64::from(a), t, &mut self.sim);
-            let lc = self.parts.lifecycle().expect("a lifecycle");
-            lc.attempts[a as usize].at_server = false;
-            if x.measured {
-                let busy = received / lc.rates[s];
-                lc.stats.busy += busy;
-                lc.stats.wasted += busy;
-            }
-            let left = self.servers.len(s);
-            self.parts.left(s, left, t, &job, t - job.arrival, false);
-            if P::FEEDBACK
-                && let Some(m) = &mut self.fb.monitor
-            {
-                m.changed(s, left, t);
-            }
+            self.lc_take_back(a, &x, t);
         }
         self.lc_stop_waiting(a, now);
     }
