@@ -88,6 +88,7 @@ artefacts! {
     regenerated_linkerd: "linkerd",
     regenerated_retry_storm: "retry_storm",
     regenerated_hedging: "hedging",
+    regenerated_failover: "failover",
 }
 
 #[test]

@@ -216,3 +216,41 @@ fn a_scenario_file_with_host_states_runs() {
     let printed = lbsim_ok(&["run", "--print", &file]);
     assert!(printed.contains("state = \"down\""), "{printed}");
 }
+
+/// The article's Envoy note (random beats round robin without health checks, because round
+/// robin pushes the failed host's requests onto the host after it) on the shipped
+/// failover.toml: host 0 of 10 down from t = 10000 to 30000, one retry at once on an error.
+/// Round robin's retry takes host 1's turn and the next arrival goes on to host 2, so every
+/// host left serves exactly 1 in 9 of the attempts: in each 5000-unit window inside the
+/// failure, host 1's share is 1/9 but for the cycles cut by the window's edges (a cycle of 9
+/// picks at each edge and replication: 2 * 10 picks of about 35,000 * 10 per window, under
+/// 1e-4 of the share). It would be 2/10 if round robin gave the failed host's turn to its
+/// successor. Random's share is binomial around 1/9: about 31,500 served attempts per window
+/// and replication, sd sqrt(1/9 * 8/9 / 315,000) = 0.00056 over 10 replications; 0.003 is
+/// over 5 sd.
+#[test]
+fn round_robin_gives_the_host_after_a_failed_one_an_even_share() {
+    let dir = Dir::new("states-failover");
+    let file = dir.0.join("s.csv");
+    let path = file.to_str().unwrap();
+    let args = ["run", "examples/scenarios/failover.toml", "--format", "csv"];
+    lbsim_ok(&[&args[..], &["--series", path, "--series-window", "5000"]].concat());
+    let series = std::fs::read_to_string(&file).unwrap();
+    let share = |policy: &str| -> Vec<f64> {
+        series
+            .lines()
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|c| c[0] == policy && c[2] == "share.next")
+            .filter(|c| (10_000.0..30_000.0).contains(&c[1].parse::<f64>().unwrap()))
+            .map(|c| c[3].parse().unwrap())
+            .collect()
+    };
+    let (rr, random) = (share("rr"), share("random"));
+    assert_eq!((rr.len(), random.len()), (4, 4));
+    for s in rr {
+        assert!((s - 1.0 / 9.0).abs() < 1e-4, "rr: host 1's share {s}");
+    }
+    for s in random {
+        assert!((s - 1.0 / 9.0).abs() < 0.003, "random: host 1's share {s}");
+    }
+}

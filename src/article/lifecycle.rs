@@ -13,10 +13,13 @@ use super::Ran;
 use super::checks::f;
 
 /// The commands of this section, by output file stem.
-pub(super) const STEMS: [&str; 3] = ["linkerd", "retry_storm", "hedging"];
+pub(super) const STEMS: [&str; 4] = ["linkerd", "retry_storm", "hedging", "failover"];
 
 /// When the retry storm's capacity dips and when it returns.
 const DIP: [f64; 2] = [100.0, 200.0];
+
+/// When failover.toml's host 0 goes down and when it comes back.
+const DOWN: [f64; 2] = [10_000.0, 30_000.0];
 
 /// The article's success rates for the Linkerd experiment (Jenson and Oanta 2016, as the
 /// article reports them), by policy row; round robin's exact value beside it.
@@ -105,6 +108,7 @@ pub(super) fn lifecycle_section(ran: &[&Ran]) -> (String, String) {
         let _ = writeln!(text, "  {name}: mean goodput from t = 400 on: {}", f(mean));
     }
     text += &hedging_lines(rows(ran, "hedging"));
+    text += &failover_lines(rows(ran, "failover"));
     let svg = plot::series_figure(
         "Retry storm: goodput per 10-unit window (capacity halved from 100 to 200)",
         "goodput (successes over arrivals)",
@@ -132,6 +136,37 @@ fn hedging_lines(rows: &[RunRow]) -> String {
             f(b.p99),
             f(attempts(a)),
             f(attempts(b))
+        );
+    }
+    text
+}
+
+/// Failover's lines: for each policy, the share of the served attempts that host 1 (the host
+/// after the failed one in round robin's order) took while host 0 was down, and success.
+fn failover_lines(rows: &[RunRow]) -> String {
+    let mut text = format!(
+        "failover: 10 hosts at load 0.7, host 0 down from t = {} to t = {}, one retry at once on an\n\
+         error, no health checks. Share of the served attempts taken by host 1 (the host after\n\
+         the failed one in round robin's order) while host 0 was down (1/9 = {:.4} is an even\n\
+         share of the 9 left), and success:\n",
+        f(DOWN[0]),
+        f(DOWN[1]),
+        1.0 / 9.0
+    );
+    for r in rows {
+        let Some(p) = r.series.as_ref().map(|s| s.load().expect("the pooled series reads back"))
+        else {
+            continue;
+        };
+        let next = p.groups.iter().position(|g| g == "next").expect("a group `next`");
+        let [from, to] = DOWN.map(|t| (t / p.width) as usize);
+        let success = r.lifecycle.as_ref().map_or(f64::NAN, |l| l.success);
+        let _ = writeln!(
+            text,
+            "  {}: host 1's share {:.4}, success {:.4}",
+            r.policy,
+            p.share_over(from, to, next),
+            success
         );
     }
     text

@@ -23,7 +23,7 @@ use lifecycle::lifecycle_section;
 use slow_backend::slow_backend_section;
 
 /// The reproduced experiments: output file stem and the command line that produces it.
-pub const COMMANDS: [(&str, &str); 21] = [
+pub const COMMANDS: [(&str, &str); 22] = [
     ("bins", "lbsim bins"),
     ("fixed", "lbsim fixed"),
     ("homo", "lbsim homo --seeds 5 --baseline p2c"),
@@ -57,6 +57,10 @@ pub const COMMANDS: [(&str, &str); 21] = [
         "lbsim run examples/scenarios/retry-storm.toml --series /dev/null --series-window 10",
     ),
     ("hedging", "lbsim run examples/scenarios/hedging.toml"),
+    (
+        "failover",
+        "lbsim run examples/scenarios/failover.toml --series /dev/null --series-window 5000",
+    ),
 ];
 
 /// A generated file: its name inside `results/` and its bytes.
