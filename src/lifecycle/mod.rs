@@ -3,14 +3,19 @@
 //! deadline, cancellation, retries with backoff, a retry budget and retry throttling, hedging).
 //!
 //! This module holds the configuration as a replication reads it ([`Lifecycle`]) and the rules,
-//! each following a cited source: [`backoff`] (Envoy, gRPC, the chapter's anti-pattern) and
-//! [`budget`] (Envoy's retry budget, gRPC's retry throttling). The engine
+//! each following a cited source: [`backoff`] (Envoy, gRPC, the chapter's anti-pattern),
+//! [`budget`] (Envoy's retry budget, gRPC's retry throttling), and for health (SPEC §12)
+//! [`outlier`] (Envoy's outlier detection with gRFC A50's multiplier), [`checks`] (Envoy's
+//! active health checks) and [`slow_start`] (Envoy's slow-start weight). The engine
 //! (`engine/lifecycle.rs`) runs them on the one event loop; a replication without a
 //! [`Lifecycle`] has none of it.
 
 pub mod backoff;
 pub mod budget;
+pub mod checks;
 pub mod health;
+pub mod outlier;
+pub mod slow_start;
 
 use std::ops::Range;
 
