@@ -218,6 +218,8 @@ impl Policy for Pacer {
         unreachable!("a policy that holds is asked through try_pick")
     }
 
+    fn set_hosts(&mut self, _: u32, _: Option<&[u32]>) {}
+
     fn try_pick(
         &mut self,
         _: u32,

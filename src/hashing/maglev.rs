@@ -36,27 +36,41 @@ impl Maglev {
     /// Panics when `servers` is 0 or above `u32::MAX`, or `table_size` is not a prime.
     pub fn new(servers: usize, table_size: usize, seed: u64) -> Maglev {
         assert!(servers > 0, "a table needs servers");
-        assert!(is_prime(table_size as u64), "the table size must be a prime");
         let n = u32::try_from(servers).expect("servers fit in u32");
+        let hosts: Vec<u32> = (0..n).collect();
+        Maglev { servers, ..Maglev::with_hosts(&hosts, table_size, seed) }
+    }
+
+    /// The table of [`Maglev::new`] built over the servers `hosts` only (in that order of
+    /// turns), each with the permutation it has in every table of the same seed: Envoy rebuilds
+    /// the table over the healthy hosts when the host set changes (`MaglevLoadBalancer` is a
+    /// `ThreadAwareLoadBalancerBase`, whose `refresh` builds a new table from the hosts to use).
+    /// [`Maglev::servers`] is then the largest host plus one.
+    ///
+    /// Panics when `hosts` is empty or `table_size` is not a prime.
+    pub fn with_hosts(hosts: &[u32], table_size: usize, seed: u64) -> Maglev {
+        assert!(!hosts.is_empty(), "a table needs servers");
+        assert!(is_prime(table_size as u64), "the table size must be a prime");
         let m = table_size as u64;
-        let (offset, skip): (Vec<u64>, Vec<u64>) = (0..n)
-            .map(|i| {
+        let (offset, skip): (Vec<u64>, Vec<u64>) = hosts
+            .iter()
+            .map(|&i| {
                 let words = [seed, u64::from(i)];
                 (hash_words(&words, 0) % m, hash_words(&words, 1) % (m - 1) + 1)
             })
             .unzip();
-        let mut next = vec![0u64; servers];
+        let mut next = vec![0u64; hosts.len()];
         const EMPTY: u32 = u32::MAX;
         let mut table = vec![EMPTY; table_size];
         let mut filled = 0;
         'fill: loop {
-            for i in 0..servers {
+            for i in 0..hosts.len() {
                 let mut c = (offset[i] + next[i] * skip[i]) % m;
                 while table[c as usize] != EMPTY {
                     next[i] += 1;
                     c = (offset[i] + next[i] * skip[i]) % m;
                 }
-                table[c as usize] = i as u32;
+                table[c as usize] = hosts[i];
                 next[i] += 1;
                 filled += 1;
                 if filled == table_size {
@@ -64,6 +78,7 @@ impl Maglev {
                 }
             }
         }
+        let servers = hosts.iter().max().map_or(0, |&h| h as usize + 1);
         Maglev { table, servers }
     }
 

@@ -24,10 +24,17 @@
 //! The load is Finagle's least-loaded metric, requests outstanding: the client's own in flight
 //! with local information, the true queue length otherwise. Server weights (rates) are not
 //! used: Finagle's `WeightedAperture` is a separate balancer.
+//!
+//! With some hosts excluded ([`Policy::set_hosts`]) the ring is rebuilt over the allowed hosts,
+//! in server order, as Finagle's balancer rebuilds its distributor over the endpoints it is
+//! given when the set changes (`Balancer.update` then `rebuild`, a new `DeterministicAperture`
+//! over the new vector): the client's slice, the aperture and the weights are those of a ring of
+//! the allowed hosts. (Finagle also keeps a node that is not `Open` in the ring and retries the
+//! pick; here an excluded host is simply not on the ring.)
 
-use super::Policy;
 use super::p2c::lower;
 use super::tuning::{count, params};
+use super::{Hosts, Policy};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -59,10 +66,14 @@ impl Default for ApertureParams {
 /// One client's slice of the ring (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct Aperture {
+    /// Servers on the ring (the allowed ones).
     n: usize,
     unit: f64,
     offset: f64,
     width: f64,
+    /// Every server, this client, the clients and the smallest aperture (to rebuild the ring).
+    shape: (usize, usize, usize, usize),
+    hosts: Hosts,
 }
 
 impl Aperture {
@@ -73,7 +84,9 @@ impl Aperture {
         let unit = 1.0 / n as f64;
         let units = (aperture as f64 * unit / local_unit).ceil();
         let width = (units * local_unit).min(1.0);
-        Aperture { n, unit, offset: client as f64 * local_unit, width }
+        let offset = client as f64 * local_unit;
+        let shape = (n, client, clients, min_aperture);
+        Aperture { n, unit, offset, width, shape, hosts: Hosts::all() }
     }
 
     /// `Ring.index`: the server at ring position `pos` in `[0, 1)`.
@@ -87,7 +100,8 @@ impl Aperture {
         if b + 1.0 < self.offset + self.width { b + 1.0 } else { b }
     }
 
-    /// `Ring.weight`: the fraction of server `i`'s range inside the slice.
+    /// `Ring.weight`: the fraction of the range of the ring's server `i` (the `i`-th allowed
+    /// host) inside the slice.
     pub fn weight(&self, i: usize) -> f64 {
         let b = self.start(i);
         intersect(b, b + self.unit, self.offset, self.offset + self.width) / self.unit
@@ -133,12 +147,20 @@ impl Policy for Aperture {
     fn pick(&mut self, loads: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
         let a = self.pick_one(rng);
         let b = self.pick_second(a, rng);
-        let (la, lb) = (f64::from(loads.get(a)), f64::from(loads.get(b)));
+        let (sa, sb) = (self.hosts.at(a), self.hosts.at(b));
+        let (la, lb) = (f64::from(loads.get(sa)), f64::from(loads.get(sb)));
         let aw = Some(self.weight(a)).filter(|&w| w != 0.0).unwrap_or(1.0);
         let bw = Some(self.weight(b)).filter(|&w| w != 0.0).unwrap_or(1.0);
         // `WeightedP2CPick`: the loads if the weights are (nearly) equal, else load per weight.
         let (ma, mb) = if (aw - bw).abs() < 0.0001 { (la, lb) } else { (la / aw, lb / bw) };
-        lower((a, ma), (b, mb)).0
+        lower((sa, ma), (sb, mb)).0
+    }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        let (n, client, clients, min_aperture) = self.shape;
+        self.hosts.set(hosts);
+        let ring = Aperture::new(self.hosts.count(n), client, clients, min_aperture);
+        *self = Aperture { shape: self.shape, hosts: std::mem::take(&mut self.hosts), ..ring };
     }
 }
 

@@ -54,10 +54,14 @@
 //! among all servers), the simulator's shadow reads (duplicates sent to other replicas to
 //! refresh their scores) and network delays. In a fleet every client keeps its own buckets,
 //! receive rates and backlog.
+//!
+//! With some hosts excluded ([`Policy::set_hosts`]) the ranking, the random rotation that breaks
+//! ties and the search for a token run over the allowed servers only, as a C3 client ranks only
+//! the replicas it may send to; the scores and rate controls of excluded servers are kept.
 
 use super::ewma::blend;
 use super::tuning::{flag, non_negative, number_where, params, positive};
-use super::{Policy, Response, uniform};
+use super::{Hosts, Policy, Response, uniform};
 use crate::admission::TokenBucket;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
@@ -271,6 +275,7 @@ pub struct C3 {
     order: Vec<(f64, u32)>,
     /// The server whose bucket the client's backlog waits for.
     waiting: Option<usize>,
+    hosts: Hosts,
 }
 
 impl C3 {
@@ -284,6 +289,7 @@ impl C3 {
             rates: vec![RateControl::new(&cfg); if cfg.rate_control { n } else { 0 }],
             order: Vec::new(),
             waiting: None,
+            hosts: Hosts::all(),
         }
     }
 
@@ -297,13 +303,14 @@ impl C3 {
         &self.rates[s]
     }
 
-    /// The best-ranked server, scanning from a random start (ties: the first in that rotation).
+    /// The best-ranked allowed server, scanning them from the `start`-th (ties: the first in
+    /// that rotation).
     fn best(&self, start: usize) -> usize {
-        let n = self.servers.len();
-        let mut best = start;
-        let mut best_score = self.servers[start].score(self.clients);
+        let n = self.hosts.count(self.servers.len());
+        let mut best = self.hosts.at(start);
+        let mut best_score = self.servers[best].score(self.clients);
         for k in 1..n {
-            let s = (start + k) % n;
+            let s = self.hosts.at((start + k) % n);
             let score = self.servers[s].score(self.clients);
             if score < best_score {
                 best = s;
@@ -320,7 +327,7 @@ impl Policy for C3 {
     const HOLDS: bool = true;
 
     fn pick(&mut self, _loads: &LoadTable, _now: SimTime, rng: &mut SimRng) -> usize {
-        let best = self.best(uniform(rng, self.servers.len()));
+        let best = self.best(uniform(rng, self.hosts.count(self.servers.len())));
         self.servers[best].outstanding += 1;
         best
     }
@@ -341,7 +348,7 @@ impl Policy for C3 {
             // which rounding might miss).
             self.rates[s].bucket.set(1.0, t);
         }
-        let n = self.servers.len();
+        let n = self.hosts.count(self.servers.len());
         let start = uniform(rng, n);
         // The best-ranked server usually has a token: try it before ranking the rest.
         let best = self.best(start);
@@ -355,7 +362,7 @@ impl Policy for C3 {
         // The rest in rank order, ties in the rotation from `start` (a stable sort).
         self.order.clear();
         for k in 0..n {
-            let s = (start + k) % n;
+            let s = self.hosts.at((start + k) % n);
             if s != best {
                 self.order.push((self.servers[s].score(self.clients), s as u32));
             }
@@ -374,6 +381,13 @@ impl Policy for C3 {
         }
         self.waiting = Some(soonest.1);
         Err(t + soonest.0)
+    }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.hosts.set(hosts);
+        if self.waiting.is_some_and(|s| !self.hosts.contains(s)) {
+            self.waiting = None;
+        }
     }
 
     fn on_response(&mut self, server: usize, response: &Response, now: SimTime, _tag: u32) {

@@ -14,6 +14,8 @@
 //!   departure);
 //! - **subsets**: client `c` uses only the servers of its subset, in the order the subsetting
 //!   algorithm yields them ([`crate::subset`]);
+//! - **health**: [`Policy::set_hosts`] names a client (its tag) and goes to that client's policy
+//!   alone, in the client's own server order;
 //! - a client learns from the responses to its own requests only ([`Policy::on_departure`] and
 //!   [`Policy::on_response`] go to the sender, found from the request's tag).
 //!
@@ -193,6 +195,24 @@ impl<P: Policy> Policy for Fleet<P> {
         self.last
     }
 
+    /// Forwards to client `client`'s policy, in its own server order: a client with a subset
+    /// gets the allowed hosts of its subset (farm servers outside it are not its to pick).
+    fn set_hosts(&mut self, client: u32, hosts: Option<&[u32]>) {
+        let cl = &mut self.clients[client as usize];
+        match hosts {
+            Some(h) if !cl.index.is_empty() => {
+                let mut local: Vec<u32> = h
+                    .iter()
+                    .filter_map(|&s| cl.local_index(s as usize).map(|i| i as u32))
+                    .collect();
+                local.sort_unstable();
+                assert!(!local.is_empty(), "client {client}: no allowed host in its subset");
+                cl.policy.set_hosts(0, Some(&local));
+            }
+            _ => cl.policy.set_hosts(0, hosts),
+        }
+    }
+
     // ----- client backlogs: each client holds back its own requests -----
 
     const HOLDS: bool = P::HOLDS;
@@ -313,7 +333,7 @@ mod tests {
     fn local_clients_see_only_their_own_requests() {
         // Two jsq clients over 3 servers, local information: a client's table counts its own
         // requests in flight, so the other client's dispatches do not move it.
-        let mut f = Fleet::new(3, vec![Jsq, Jsq], Vec::new(), true, rng(1));
+        let mut f = Fleet::new(3, vec![Jsq::new(), Jsq::new()], Vec::new(), true, rng(1));
         let farm = LoadTable::new(3, true);
         let mut coins = rng(2);
         let mut sent = [[0u32; 3]; 2];
@@ -400,6 +420,8 @@ mod tests {
             self.log.borrow_mut().outstanding[s] += 1;
             s
         }
+
+        fn set_hosts(&mut self, _client: u32, _hosts: Option<&[u32]>) {}
 
         fn on_response(&mut self, server: usize, r: &Response, _now: SimTime, tag: u32) {
             assert_eq!(tag, 0, "a client is one dispatcher");

@@ -16,11 +16,17 @@
 //! JIQ needs no load information at dispatch: the table is not read. It counts its own requests
 //! in flight per server to know when one becomes idle, so in a fleet of clients it learns only of
 //! the servers its own requests left idle. Idle reports draw from the policy's own stream.
+//!
+//! With some hosts excluded ([`Policy::set_hosts`]; the paper does not treat failures, so this is
+//! the simplest rule that picks only allowed hosts): a dispatcher drops the idle reports of
+//! excluded servers it finds at the head of its I-queue, and the random dispatch draws among the
+//! allowed servers. When hosts are allowed again, each of them that is idle and in no I-queue
+//! reports to one, as at the start.
 
 use std::collections::VecDeque;
 
 use super::tuning::{count, params};
-use super::{Policy, uniform};
+use super::{Hosts, Policy, uniform};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -47,6 +53,7 @@ pub struct Jiq {
     idle: Vec<VecDeque<u32>>,
     in_flight: Vec<u32>,
     reports: SimRng,
+    hosts: Hosts,
 }
 
 impl Jiq {
@@ -56,7 +63,7 @@ impl Jiq {
         for s in 0..n {
             idle[uniform(&mut reports, dispatchers)].push_back(s as u32);
         }
-        Jiq { n, idle, in_flight: vec![0; n], reports }
+        Jiq { n, idle, in_flight: vec![0; n], reports, hosts: Hosts::all() }
     }
 }
 
@@ -65,12 +72,33 @@ impl Policy for Jiq {
     fn pick(&mut self, _: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
         let k = self.idle.len();
         let d = if k == 1 { 0 } else { uniform(rng, k) };
-        let s = match self.idle[d].pop_front() {
-            Some(s) => s as usize,
-            None => uniform(rng, self.n),
+        let mut s = self.idle[d].pop_front().map(|s| s as usize);
+        if !self.hosts.is_all() {
+            while s.is_some_and(|s| !self.hosts.contains(s)) {
+                s = self.idle[d].pop_front().map(|s| s as usize);
+            }
+        }
+        let s = match s {
+            Some(s) => s,
+            None => self.hosts.uniform(rng, self.n),
         };
         self.in_flight[s] += 1;
         s
+    }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.hosts.set(hosts);
+        let k = self.idle.len();
+        let mut queued = vec![false; self.n];
+        for &s in self.idle.iter().flatten() {
+            queued[s as usize] = true;
+        }
+        for s in self.hosts.iter(self.n) {
+            if self.in_flight[s] == 0 && !queued[s] {
+                let d = if k == 1 { 0 } else { uniform(&mut self.reports, k) };
+                self.idle[d].push_back(s as u32);
+            }
+        }
     }
 
     #[inline]

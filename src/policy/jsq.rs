@@ -1,23 +1,63 @@
 //! `jsq`: join the shortest queue among all servers, ties uniformly at random (Winston 1977).
 //!
 //! The minimum comes from the load table's sorted index, so a pick is `O(1)`, not a scan.
+//!
+//! With some hosts excluded ([`Policy::set_hosts`]) it takes the minimum over the allowed hosts
+//! only, ties uniformly at random among them (a scan with reservoir sampling: the `k`-th host
+//! found tied replaces the candidate with probability `1/k`).
 
-use super::Policy;
+use super::{Hosts, Policy, uniform};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
 
 /// Join the shortest queue.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Jsq;
+#[derive(Debug, Clone, Default)]
+pub struct Jsq {
+    hosts: Hosts,
+}
+
+impl Jsq {
+    /// Over every server.
+    pub fn new() -> Self {
+        Jsq::default()
+    }
+}
 
 impl Policy for Jsq {
     const NEEDS_SHORTEST: bool = true;
 
     #[inline]
     fn pick(&mut self, loads: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
-        loads.shortest(rng)
+        match self.hosts.allowed() {
+            None => loads.shortest(rng),
+            Some(h) => shortest_of(h, loads, rng),
+        }
     }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.hosts.set(hosts);
+    }
+}
+
+/// The least loaded of `hosts`, ties uniformly at random (reservoir sampling).
+fn shortest_of(hosts: &[u32], loads: &LoadTable, rng: &mut SimRng) -> usize {
+    let mut best = hosts[0] as usize;
+    let mut tied = 1;
+    for &h in &hosts[1..] {
+        let h = h as usize;
+        let (b, v) = (loads.get(best), loads.get(h));
+        if v < b {
+            best = h;
+            tied = 1;
+        } else if v == b {
+            tied += 1;
+            if uniform(rng, tied) == 0 {
+                best = h;
+            }
+        }
+    }
+    best
 }
 
 #[cfg(test)]
@@ -28,7 +68,7 @@ mod tests {
     #[test]
     fn always_joins_a_minimum() {
         let mut rng = SimRng::seed_from_u64(9);
-        let mut p = Jsq;
+        let mut p = Jsq::new();
         for _ in 0..2000 {
             let vals: Vec<u32> = (0..12).map(|_| rng.random_range(0..4)).collect();
             let t = LoadTable::from_values(&vals, true);

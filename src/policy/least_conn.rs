@@ -18,8 +18,14 @@
 //! Connections are what the client sees: its own requests in flight with local information
 //! (NGINX counts `peer->conns` per worker process without a shared zone), the true queue lengths
 //! otherwise.
+//!
+//! With some hosts excluded ([`Policy::set_hosts`]) the scan and the round robin among ties run
+//! over the allowed peers only, as NGINX skips a peer that is `down` or has failed `max_fails`
+//! times (`if (peer->down) continue;` and the `max_fails` test in both loops of
+//! `ngx_http_upstream_get_least_conn_peer`); the skipped peers' `current_weight` stays as it was.
 
-use super::Policy;
+use super::hosts::Iter;
+use super::{Hosts, Policy};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -29,22 +35,28 @@ use crate::time::SimTime;
 pub struct LeastConn {
     weights: Vec<u64>,
     current: Vec<i64>,
+    hosts: Hosts,
 }
 
 impl LeastConn {
     /// Over servers of integer weights `weights`.
     pub fn new(weights: &[u64]) -> Self {
-        LeastConn { weights: weights.to_vec(), current: vec![0; weights.len()] }
+        LeastConn {
+            weights: weights.to_vec(),
+            current: vec![0; weights.len()],
+            hosts: Hosts::all(),
+        }
     }
-}
 
-impl Policy for LeastConn {
-    fn pick(&mut self, loads: &LoadTable, _: SimTime, _: &mut SimRng) -> usize {
+    /// NGINX's pick over the peers `peers` yields, in server order (at least one).
+    #[inline]
+    fn pick_among(weights: &[u64], current: &mut [i64], loads: &LoadTable, peers: Iter) -> usize {
         let conns = |i: usize| u64::from(loads.get(i));
-        let w = &self.weights;
-        let mut best = 0;
+        let w = weights;
+        let mut rest = peers.clone();
+        let mut best = rest.next().expect("at least one peer");
         let mut many = false;
-        for i in 1..w.len() {
+        for i in rest {
             let (lhs, rhs) = (conns(i) * w[best], conns(best) * w[i]);
             if lhs < rhs {
                 best = i;
@@ -56,19 +68,30 @@ impl Policy for LeastConn {
         if many {
             let first = best;
             let mut total = 0;
-            for i in first..w.len() {
+            for i in peers.skip_while(|&i| i < first) {
                 if conns(i) * w[first] != conns(first) * w[i] {
                     continue;
                 }
-                self.current[i] += w[i] as i64;
+                current[i] += w[i] as i64;
                 total += w[i] as i64;
-                if self.current[i] > self.current[best] {
+                if current[i] > current[best] {
                     best = i;
                 }
             }
-            self.current[best] -= total;
+            current[best] -= total;
         }
         best
+    }
+}
+
+impl Policy for LeastConn {
+    fn pick(&mut self, loads: &LoadTable, _: SimTime, _: &mut SimRng) -> usize {
+        let peers = self.hosts.iter(self.weights.len());
+        Self::pick_among(&self.weights, &mut self.current, loads, peers)
+    }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.hosts.set(hosts);
     }
 }
 

@@ -10,6 +10,9 @@
 //! so a server that stopped receiving traffic keeps the estimate it had: what it costs to steer
 //! by latency without probes (a recovered server wins traffic back only through the draws in
 //! which it meets another server with a worse estimate).
+//!
+//! With some hosts excluded the two are drawn among the allowed hosts ([`P2c::set_hosts`]); an
+//! excluded server keeps its estimate.
 
 use super::Policy;
 use super::ewma::Ewma;
@@ -65,6 +68,10 @@ impl Policy for LeastLatency {
     #[inline]
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         self.0.pick(loads, now, rng)
+    }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.0.set_hosts(hosts);
     }
 
     #[inline]

@@ -28,6 +28,13 @@
 //! lbsim's weights are the servers' rates (Envoy's `load_balancing_weight` is an integer set by
 //! the operator; a float changes nothing in the EDF arithmetic). Active requests are what the
 //! client sees: its own in flight with local information, the true queue length otherwise.
+//!
+//! With some hosts excluded ([`Policy::set_hosts`]) every path works over the allowed hosts, as
+//! Envoy's works over the host set `hostSourceToUse` gives it (the healthy hosts, or all of them
+//! in panic): `N_CHOICES` draws among them, `FULL_SCAN` scans them, and the weighted path's EDF
+//! schedule is rebuilt over them, as `EdfLoadBalancerBase::refresh` rebuilds it on every host
+//! set change (`EdfScheduler::createWithPicks(hosts, ..., seed_)`, the same per-balancer seed
+//! each time): here advanced by `seed % hosts` picks, `seed` drawn once when the policy is built.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -35,10 +42,11 @@ use std::collections::BinaryHeap;
 use super::load::Requests;
 use super::p2c::{P2c, WithReplacement};
 use super::tuning::{count, number_where, params, text};
-use super::{Policy, uniform};
+use super::{Hosts, Policy, uniform};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
+use rand::Rng;
 
 params! {
     /// The parameters of `least-request`.
@@ -110,8 +118,14 @@ struct Edf {
 
 impl Edf {
     fn new(weights: Vec<f64>, bias: f64) -> Self {
+        let hosts = Hosts::all();
+        Edf::over(weights, bias, &hosts)
+    }
+
+    /// A fresh schedule of the allowed `hosts`, added in order.
+    fn over(weights: Vec<f64>, bias: f64, hosts: &Hosts) -> Self {
         let mut edf = Edf { weights, bias, heap: BinaryHeap::new(), now: 0.0, order: 0 };
-        for h in 0..edf.weights.len() {
+        for h in hosts.iter(edf.weights.len()) {
             let w = edf.weights[h];
             edf.add(h, w);
         }
@@ -161,6 +175,9 @@ pub struct LeastRequest {
     full_scan: bool,
     /// The weighted path, when the hosts' weights differ.
     edf: Option<Edf>,
+    /// The seed a rebuilt weighted schedule is advanced by (Envoy's `seed_`).
+    seed: u64,
+    hosts: Hosts,
 }
 
 impl LeastRequest {
@@ -183,14 +200,17 @@ impl LeastRequest {
             }
             edf
         });
+        // Drawn after the advance above, from a stream used for nothing else.
+        let seed = stream.next_u64();
         let n_choices = P2c::new(n, WithReplacement::new(choices as usize), Requests);
-        LeastRequest { n, n_choices, full_scan, edf }
+        LeastRequest { n, n_choices, full_scan, edf, seed, hosts: Hosts::all() }
     }
 
     fn full_scan(&self, loads: &LoadTable, rng: &mut SimRng) -> usize {
-        let mut candidate = 0;
+        let mut hosts = self.hosts.iter(self.n);
+        let mut candidate = hosts.next().expect("at least one host");
         let mut tied = 1;
-        for h in 1..self.n {
+        for h in hosts {
             let (c, s) = (loads.get(candidate), loads.get(h));
             if s < c {
                 candidate = h;
@@ -216,6 +236,19 @@ impl Policy for LeastRequest {
             self.full_scan(loads, rng)
         } else {
             self.n_choices.pick(loads, now, rng)
+        }
+    }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.hosts.set(hosts);
+        self.n_choices.set_hosts(hosts);
+        if let Some(edf) = &mut self.edf {
+            let mut fresh = Edf::over(std::mem::take(&mut edf.weights), edf.bias, &self.hosts);
+            let k = self.hosts.count(self.n) as u64;
+            for _ in 0..self.seed % k {
+                fresh.pick_and_add(|_| 0);
+            }
+            *edf = fresh;
         }
     }
 }

@@ -13,6 +13,11 @@
 //! `least-latency` differ only in how they draw their servers and which load they compare.
 //! Estimates decay through the one [`ewma`].
 //!
+//! Every policy respects health: [`Policy::set_hosts`] narrows the hosts a client may pick from
+//! (outlier ejection, failed checks, an open breaker) and widens them again, and each policy
+//! draws, scans or schedules over the allowed hosts only, through one [`Hosts`]. With every host
+//! allowed (`None`, the start) every draw is the one it always was.
+//!
 //! Policies are concrete types behind the small [`Policy`] trait; the simulation is generic over it,
 //! so the per-arrival call is monomorphised (no boxing, no dynamic dispatch in the event loop).
 //! [`PolicyKind`] is the parsed name; [`with_policy!`](crate::with_policy) builds the concrete policy
@@ -22,6 +27,9 @@ mod aperture;
 mod c3;
 pub mod ewma;
 mod fleet;
+#[cfg(test)]
+mod health_tests;
+pub mod hosts;
 mod jiq;
 mod jsq;
 mod least_conn;
@@ -45,6 +53,7 @@ pub use aperture::{Aperture, ApertureParams};
 pub use c3::{C3, C3_ALPHA, C3Config, C3Server, RateControl};
 pub use ewma::{DEFAULT_TAU, Decay};
 pub use fleet::Fleet;
+pub use hosts::Hosts;
 pub use jiq::{Jiq, JiqParams};
 pub use jsq::Jsq;
 pub use least_conn::LeastConn;
@@ -77,6 +86,12 @@ pub trait Policy {
 
     /// The server for a request arriving at `now`, given the loads the policy is allowed to see.
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize;
+
+    /// The hosts `client` may pick from now, in server order, or `None`: every server (the state at
+    /// the start). Called by the loop only when a client's set changes, never with an empty list (the
+    /// loop fails such requests fast instead of picking). A policy goes on picking over the hosts
+    /// given as the system it follows does when its host set changes (see each policy's doc).
+    fn set_hosts(&mut self, client: u32, hosts: Option<&[u32]>);
 
     /// True if the policy tags each request it dispatches ([`Self::tag`]) and needs the tag back
     /// at its departure: the engine then keeps one with every request (0 otherwise).

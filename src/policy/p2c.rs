@@ -8,11 +8,19 @@
 //! replacement* ([`WithReplacement`]: Envoy's `p2c-repl` and `least-request`), each exactly as
 //! the policy that uses it always drew them, so that the same seed gives the same picks.
 //!
+//! With some hosts excluded ([`P2c::set_hosts`]) the same draws are made over the positions of
+//! the allowed hosts, so every choice is an allowed host, uniform over them (Envoy draws its
+//! choices from the host set given to the balancer: `hosts_to_use[random % hosts_to_use.size()]`
+//! in `least_request_lb.cc`, the healthy hosts chosen in `common/load_balancer_impl.cc`'s
+//! `hostSourceToUse`). With fewer allowed hosts than distinct choices, every allowed host is
+//! drawn. Per-server state (a Peak-EWMA or latency estimate) is kept for every server, excluded
+//! or not, as Envoy keeps a host's stats on the host.
+//!
 //! Everything is generic (the sampling scheme and the load are type parameters), so a policy's
 //! pick is monomorphised and inlined into the event loop.
 
 use super::load::Load;
-use super::{two_distinct, uniform};
+use super::{Hosts, two_distinct, uniform};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -29,7 +37,8 @@ pub trait Sample {
     /// True if the scheme can draw `d` servers among `n`.
     fn fits(&self, n: usize) -> bool;
 
-    /// Draws one pick's servers among `n`, in order, passing each to `visit`.
+    /// Draws one pick's servers among `n`, in order, passing each to `visit` (all `n` when
+    /// fewer than `d` distinct ones are asked for).
     fn draw(&mut self, n: usize, rng: &mut SimRng, visit: impl FnMut(usize));
 }
 
@@ -58,14 +67,14 @@ impl<const D: usize> Sample for Distinct<D> {
 
     #[inline(always)]
     fn draw(&mut self, n: usize, rng: &mut SimRng, mut visit: impl FnMut(usize)) {
-        if D == 2 {
+        if D == 2 && n >= 2 {
             let (a, b) = two_distinct(rng, n);
             visit(a);
             visit(b);
             return;
         }
         self.drawn.clear();
-        while self.drawn.len() < self.d {
+        while self.drawn.len() < self.d.min(n) {
             let i = uniform(rng, n);
             if !self.drawn.contains(&i) {
                 self.drawn.push(i);
@@ -108,13 +117,19 @@ pub struct P2c<L, S> {
     n: usize,
     sample: S,
     load: L,
+    hosts: Hosts,
 }
 
 impl<L: Load, S: Sample> P2c<L, S> {
     /// Over `n` servers, drawing with `sample` and comparing `load`.
     pub fn new(n: usize, sample: S, load: L) -> Self {
         assert!(sample.fits(n), "cannot draw the choices of a pick among {n} servers");
-        P2c { n, sample, load }
+        P2c { n, sample, load, hosts: Hosts::all() }
+    }
+
+    /// Draws from `hosts` only from now on (`None`: every server).
+    pub fn set_hosts(&mut self, hosts: Option<&[u32]>) {
+        self.hosts.set(hosts);
     }
 
     /// The load it compares.
@@ -132,8 +147,10 @@ impl<L: Load, S: Sample> P2c<L, S> {
     #[inline(always)]
     pub fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         let load = &mut self.load;
+        let hosts = &self.hosts;
         let mut best: Option<(usize, L::Metric)> = None;
-        self.sample.draw(self.n, rng, |i| {
+        self.sample.draw(hosts.count(self.n), rng, |j| {
+            let i = hosts.at(j);
             let here = (i, load.load(i, loads, now));
             best = Some(match best.take() {
                 Some(so_far) => lower(so_far, here),

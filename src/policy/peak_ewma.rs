@@ -7,6 +7,10 @@
 //! estimate of a server that has not answered for a while decays toward zero. The cost is
 //! `r * (pending + 1)`; P2C samples two distinct servers and the lower cost wins, a tie going to the
 //! first sampled. Here `pending` is the true queue length before the new request joins.
+//!
+//! With some hosts excluded the two are drawn among the allowed hosts ([`P2c::set_hosts`]); the
+//! estimates of excluded servers are kept (tower keeps an endpoint's `PeakEwma` with the
+//! endpoint) and decay when next read.
 
 use super::Policy;
 use super::ewma::Ewma;
@@ -86,6 +90,10 @@ impl Policy for P2cPeakEwma {
     #[inline]
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         self.0.pick(loads, now, rng)
+    }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.0.set_hosts(hosts);
     }
 
     #[inline]

@@ -10,6 +10,8 @@
 //! independent samples *with replacement*; the first is the candidate and the second replaces it
 //! only if its active-request count is strictly lower. With two hosts the same host is drawn twice
 //! half the time, so the busier host is chosen 25% of the time (least_request.proto).
+//!
+//! Both draw their choices among the allowed hosts only ([`P2c::set_hosts`]).
 
 use super::Policy;
 use super::load::Requests;
@@ -41,6 +43,10 @@ impl<const D: usize> Policy for PnC<D> {
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         self.0.pick(loads, now, rng)
     }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.0.set_hosts(hosts);
+    }
 }
 
 /// Envoy's two choices with replacement.
@@ -58,6 +64,10 @@ impl Policy for P2cRepl {
     #[inline(always)]
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         self.0.pick(loads, now, rng)
+    }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.0.set_hosts(hosts);
     }
 }
 

@@ -23,9 +23,14 @@
 //! - **Reuse**: the probe used for a query stays in the pool with its RIF raised by one, the
 //!   request just sent.
 //! - With an empty pool, a uniformly random server.
+//!
+//! With some hosts excluded ([`Policy::set_hosts`]; the paper does not say, so this is the
+//! simplest rule that picks only allowed hosts): probes go to allowed servers only, the probes of
+//! excluded servers leave the pool, a reply from an excluded server is not pooled, and the
+//! random pick of an empty pool is among the allowed servers.
 
 use super::tuning::{count_usize, fraction, non_negative, params, percent, positive};
-use super::{Policy, ProbeReply, uniform};
+use super::{Hosts, Policy, ProbeReply};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -77,13 +82,14 @@ pub struct Prequal {
     n: usize,
     cfg: PrequalConfig,
     pool: Vec<Probe>,
+    hosts: Hosts,
 }
 
 impl Prequal {
     /// Over `n` servers.
     pub fn new(n: usize, cfg: PrequalConfig) -> Self {
         assert!(n >= 1 && cfg.pool >= 1);
-        Prequal { n, cfg, pool: Vec::with_capacity(cfg.pool + 1) }
+        Prequal { n, cfg, pool: Vec::with_capacity(cfg.pool + 1), hosts: Hosts::all() }
     }
 
     /// The probes in the pool.
@@ -146,7 +152,7 @@ impl Policy for Prequal {
         let max_age = self.cfg.max_age;
         self.pool.retain(|p| now - p.at <= max_age);
         if self.pool.is_empty() {
-            return uniform(rng, self.n);
+            return self.hosts.uniform(rng, self.n);
         }
         let i = self.best();
         let server = self.pool[i].server;
@@ -158,6 +164,12 @@ impl Policy for Prequal {
         server
     }
 
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.hosts.set(hosts);
+        let allowed = &self.hosts;
+        self.pool.retain(|p| allowed.contains(p.server));
+    }
+
     fn probes(&mut self, _now: SimTime, rng: &mut SimRng, out: &mut Vec<usize>) {
         let whole = self.cfg.probe_rate.floor();
         let mut k = whole as usize;
@@ -166,7 +178,7 @@ impl Policy for Prequal {
             k += 1;
         }
         for _ in 0..k {
-            out.push(uniform(rng, self.n));
+            out.push(self.hosts.uniform(rng, self.n));
         }
     }
 
@@ -175,6 +187,9 @@ impl Policy for Prequal {
     }
 
     fn on_probe(&mut self, server: usize, reply: ProbeReply, now: SimTime, _tag: u32) {
+        if !self.hosts.contains(server) {
+            return;
+        }
         let probe = Probe { server, rif: reply.rif, latency: reply.latency, at: now.get() };
         if let Some(p) = self.pool.iter_mut().find(|p| p.server == server) {
             *p = probe;

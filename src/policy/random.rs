@@ -1,11 +1,17 @@
 //! `random`: a random server, reading no load at all: uniform, or with `weighted=true` in
 //! proportion to the servers' rates (every server then at the same utilisation).
+//!
+//! With some hosts excluded ([`Policy::set_hosts`]) it draws among the allowed ones only, as
+//! Envoy's random balancer draws from the host set it is given (`RandomLoadBalancer::peekOrChoose`
+//! in `source/extensions/load_balancing_policies/random/random_lb.cc`: `hosts_to_use[random %
+//! hosts_to_use.size()]`): uniformly over them, or, weighted, in proportion to their rates (the
+//! alias table rebuilt over the allowed hosts).
 
 use rand::RngExt;
 use rand_distr::weighted::WeightedAliasIndex;
 
 use super::tuning::{flag, params};
-use super::{Policy, uniform};
+use super::{Hosts, Policy};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -24,22 +30,26 @@ params! {
 #[derive(Debug, Clone)]
 pub struct Random {
     n: usize,
-    /// `weighted=true`: Walker's alias table over the rates (Vose's construction, as
-    /// `rand_distr::weighted::WeightedAliasIndex` builds it), one draw in O(1).
+    /// `weighted=true`: Walker's alias table over the rates of the allowed hosts (Vose's
+    /// construction, as `rand_distr::weighted::WeightedAliasIndex` builds it), one draw in O(1).
     weights: Option<WeightedAliasIndex<f64>>,
+    /// The servers' rates (`weighted=true` only: to rebuild the table).
+    rates: Vec<f64>,
+    hosts: Hosts,
 }
 
 impl Random {
     /// Uniform over `n` servers.
     pub fn new(n: usize) -> Self {
-        Random { n, weights: None }
+        Random { n, weights: None, rates: Vec::new(), hosts: Hosts::all() }
     }
 
     /// Over servers of these rates: in proportion to them when `weighted`, else uniform.
     pub fn with_rates(rates: &[f64], weighted: bool) -> Self {
         let weights = weighted
             .then(|| WeightedAliasIndex::new(rates.to_vec()).expect("positive, finite rates"));
-        Random { n: rates.len(), weights }
+        let kept = if weighted { rates.to_vec() } else { Vec::new() };
+        Random { n: rates.len(), weights, rates: kept, hosts: Hosts::all() }
     }
 }
 
@@ -47,8 +57,16 @@ impl Policy for Random {
     #[inline]
     fn pick(&mut self, _: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
         match &self.weights {
-            None => uniform(rng, self.n),
-            Some(w) => rng.sample(w),
+            None => self.hosts.uniform(rng, self.n),
+            Some(w) => self.hosts.at(rng.sample(w)),
+        }
+    }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.hosts.set(hosts);
+        if self.weights.is_some() {
+            let rates = self.hosts.iter(self.n).map(|h| self.rates[h]).collect();
+            self.weights = Some(WeightedAliasIndex::new(rates).expect("positive, finite rates"));
         }
     }
 }
@@ -56,6 +74,7 @@ impl Policy for Random {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::uniform;
     use crate::rng::StreamKey;
 
     #[test]

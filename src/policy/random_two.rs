@@ -17,8 +17,15 @@
 //! Weights are the servers' rates scaled to the smallest integers, as NGINX's `weight=`.
 //! Connections are what the client sees: its own in flight with local information, the true
 //! queue lengths otherwise.
+//!
+//! With some hosts excluded ([`Policy::set_hosts`]) both draws are among the allowed peers, in
+//! proportion to their weights (the ranges rebuilt over them), and the round-robin fallback runs
+//! over them too: NGINX draws again when the peer drawn is `down` or has failed `max_fails`
+//! times (the `peer->down` and `max_fails` tests after `ngx_http_upstream_peek_random_peer`),
+//! which gives the same distribution. With one allowed peer there is no second to compare:
+//! that peer is picked.
 
-use super::{Policy, SmoothWrr, uniform};
+use super::{Hosts, Policy, SmoothWrr, uniform};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -29,11 +36,15 @@ const MAX_TRIES: u32 = 20;
 /// NGINX random two least_conn (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct RandomTwo {
+    /// Every server's weight.
+    all: Vec<u64>,
+    /// The allowed servers' weights, in the order of `hosts`.
     weights: Vec<u64>,
     /// `ranges[i]`: the sum of the weights before peer `i`.
     ranges: Vec<u64>,
     total: u64,
     fallback: SmoothWrr,
+    hosts: Hosts,
 }
 
 impl RandomTwo {
@@ -45,7 +56,14 @@ impl RandomTwo {
             ranges.push(total);
             total += w;
         }
-        RandomTwo { weights: weights.to_vec(), ranges, total, fallback: SmoothWrr::new(weights) }
+        RandomTwo {
+            all: weights.to_vec(),
+            weights: weights.to_vec(),
+            ranges,
+            total,
+            fallback: SmoothWrr::new(weights),
+            hosts: Hosts::all(),
+        }
     }
 
     /// `ngx_http_upstream_peek_random_peer`: a peer in proportion to its weight.
@@ -64,20 +82,31 @@ impl RandomTwo {
 impl Policy for RandomTwo {
     #[inline]
     fn pick(&mut self, loads: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
+        if self.weights.len() == 1 {
+            return self.hosts.at(0);
+        }
         let prev = self.peek(rng);
         let mut tries = 0;
         loop {
             let peer = self.peek(rng);
             if peer != prev {
-                let (c1, c2) = (u64::from(loads.get(prev)), u64::from(loads.get(peer)));
+                let (s1, s2) = (self.hosts.at(prev), self.hosts.at(peer));
+                let (c1, c2) = (u64::from(loads.get(s1)), u64::from(loads.get(s2)));
                 let (w1, w2) = (self.weights[prev], self.weights[peer]);
-                return if c2 * w1 > c1 * w2 { prev } else { peer };
+                return if c2 * w1 > c1 * w2 { s1 } else { s2 };
             }
             tries += 1;
             if tries > MAX_TRIES {
-                return self.fallback.step().0;
+                return self.hosts.at(self.fallback.step().0);
             }
         }
+    }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.hosts.set(hosts);
+        let weights: Vec<u64> = self.hosts.iter(self.all.len()).map(|s| self.all[s]).collect();
+        let all = std::mem::take(&mut self.all);
+        *self = RandomTwo { all, hosts: self.hosts.clone(), ..RandomTwo::new(&weights) };
     }
 }
 

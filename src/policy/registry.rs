@@ -288,10 +288,10 @@ policy_table! { $
         |p, _| P2cRepl::new(p.rates.len());
     /// `jsq`
     Jsq: NoParams => Entry::new("jsq", "Jsq", "shortest queue of all, ties uniformly at random"),
-        |p, _| Jsq;
+        |p, _| Jsq::new();
     /// `jsq-local`: `jsq` under the board with update-on-dispatch.
     JsqLocal: NoParams => Entry::new("jsq-local", "Jsq", "jsq whose own dispatches update the board at once").counts_dispatches(),
-        |p, _| Jsq;
+        |p, _| Jsq::new();
     /// `p2c-pewma`
     P2cPewma: Decay => Entry::new("p2c-pewma", "P2cPeakEwma", "p2c on rtt x (queue + 1), Peak-EWMA rtt (tower)").live_only().min_servers(2),
         |p, t| P2cPeakEwma::new(p.rates.len(), t.tau);

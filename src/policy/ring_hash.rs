@@ -19,9 +19,24 @@
 //! the same host list do): the placement seed is the replication's, not the client's. Server
 //! weights are the rates (used by the bounded-load shares; Envoy's ring and Maglev scale points
 //! by weight, which lbsim does not: every server gets `vnodes` points and an equal turn).
+//!
+//! With some hosts excluded ([`Policy::set_hosts`]) both place keys over the allowed hosts, as
+//! Envoy builds the ring or the table from the hosts to use on every host set change
+//! (`ThreadAwareLoadBalancerBase::refresh` creates a new `RingHashLoadBalancer::Ring` or
+//! `MaglevTable` over the healthy hosts, or all hosts in panic):
+//!
+//! - `ring-hash`: a ring of the allowed hosts' points. A point's position depends only on its
+//!   server and index, so that ring is this one without the excluded servers' points, and a
+//!   lookup goes clockwise past them ([`Ring::lookup_bounded`] with the allowed hosts eligible):
+//!   exactly the keys of the excluded servers move, each to the next allowed server clockwise.
+//!   With `balance`, the bounded loads are shares of the allowed hosts' requests and weights.
+//! - `maglev`: a new table over the allowed hosts ([`Maglev::with_hosts`]), each with the
+//!   permutation it always has; the excluded servers' entries move, and a few others do (Maglev
+//!   trades that for its balance: Eisenbud et al., §3.4, "minimal disruption" is a goal it
+//!   meets only approximately).
 
-use super::Policy;
 use super::tuning::{count, number_where, params, text};
+use super::{Hosts, Policy};
 use crate::hashing::{Maglev, Ring, bounded_load_eligible, key_hash};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
@@ -91,6 +106,7 @@ pub struct RingHash {
     weights: Vec<f64>,
     total_weight: f64,
     keys: Option<SharedKeys>,
+    hosts: Hosts,
 }
 
 impl RingHash {
@@ -108,11 +124,15 @@ impl RingHash {
             weights: rates.to_vec(),
             total_weight: rates.iter().sum(),
             keys,
+            hosts: Hosts::all(),
         }
     }
 
     /// The server for a key hash under `loads`.
-    fn place(&self, h: u64, loads: &LoadTable) -> usize {
+    pub(super) fn place(&self, h: u64, loads: &LoadTable) -> usize {
+        if !self.hosts.is_all() {
+            return self.place_among(h, loads);
+        }
         match self.balance {
             None => self.ring.lookup(h),
             Some(f) => {
@@ -131,11 +151,34 @@ impl RingHash {
     }
 }
 
+impl RingHash {
+    /// [`Self::place`] on the ring of the allowed hosts.
+    fn place_among(&self, h: u64, loads: &LoadTable) -> usize {
+        let hosts = &self.hosts;
+        let allowed = |s: usize| hosts.contains(s);
+        let Some(f) = self.balance else {
+            return self.ring.lookup_bounded(h, allowed);
+        };
+        let n = self.weights.len();
+        let total: u64 = hosts.iter(n).map(|s| u64::from(loads.get(s))).sum();
+        let total_weight: f64 = hosts.iter(n).map(|s| self.weights[s]).sum();
+        let s = self.ring.lookup_bounded(h, |s| {
+            allowed(s)
+                && bounded_load_eligible(f, loads.get(s), total, self.weights[s], total_weight)
+        });
+        if allowed(s) { s } else { self.ring.lookup_bounded(h, allowed) }
+    }
+}
+
 impl Policy for RingHash {
     #[inline]
     fn pick(&mut self, loads: &LoadTable, _: SimTime, _: &mut SimRng) -> usize {
         let h = next_hash(&self.keys);
         self.place(h, loads)
+    }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.hosts.set(hosts);
     }
 }
 
@@ -144,19 +187,34 @@ impl Policy for RingHash {
 pub struct MaglevHash {
     table: Maglev,
     keys: Option<SharedKeys>,
+    /// The table over the allowed hosts, when some are excluded.
+    pub(super) among: Option<Maglev>,
+    /// The table size and seed (to rebuild it).
+    size: usize,
+    seed: u64,
 }
 
 impl MaglevHash {
     /// A table of `size` entries over `n` servers, populated by `seed`.
     pub fn new(n: usize, size: usize, seed: u64, keys: Option<SharedKeys>) -> Self {
-        MaglevHash { table: Maglev::new(n, size, seed), keys }
+        MaglevHash { table: Maglev::new(n, size, seed), keys, among: None, size, seed }
     }
 }
 
 impl Policy for MaglevHash {
     #[inline]
     fn pick(&mut self, _: &LoadTable, _: SimTime, _: &mut SimRng) -> usize {
-        self.table.lookup(next_hash(&self.keys))
+        let h = next_hash(&self.keys);
+        match &self.among {
+            None => self.table.lookup(h),
+            Some(t) => t.lookup(h),
+        }
+    }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        let mut allowed = Hosts::all();
+        allowed.set(hosts);
+        self.among = allowed.allowed().map(|h| Maglev::with_hosts(h, self.size, self.seed));
     }
 }
 

@@ -9,8 +9,16 @@
 //! In the simulation the cycle is computed once and replayed, so a pick is `O(1)` whatever the
 //! number of servers; [`SmoothWrr`] is the step-by-step algorithm that produces it (and that
 //! `lbsim swrr --trace` prints).
+//!
+//! With some hosts excluded ([`Policy::set_hosts`]) the cycle is rebuilt over the allowed
+//! servers' weights, from every `current` at zero: NGINX's `ngx_http_upstream_get_peer` skips a
+//! peer that is `down` or has failed `max_fails` times (`continue` before `current_weight +=
+//! effective_weight`), so `total` sums the eligible peers' weights only and each eligible peer
+//! gets its weight's share of theirs. (NGINX keeps the skipped peers' and the others'
+//! `current_weight` across the change; restarting from zero gives the same shares over every
+//! whole cycle.)
 
-use super::Policy;
+use super::{Hosts, Policy};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -60,6 +68,11 @@ impl SmoothWrr {
 pub struct Swrr {
     cycle: Vec<u32>,
     next: usize,
+    /// Every server's weight (to rebuild the cycle).
+    weights: Vec<u64>,
+    /// The cycle over every server (kept to go back to it).
+    full: Vec<u32>,
+    hosts: Hosts,
 }
 
 /// Cycles longer than this are not precomputed; [`Swrr`] then runs the `O(n)` loop per pick.
@@ -71,8 +84,9 @@ impl Swrr {
         let total: u64 = weights.iter().sum();
         assert!(total > 0 && total <= MAX_CYCLE, "cycle of {total} picks");
         let mut alg = SmoothWrr::new(weights);
-        let cycle = (0..total).map(|_| alg.step().0 as u32).collect();
-        Swrr { cycle, next: 0 }
+        let cycle: Vec<u32> = (0..total).map(|_| alg.step().0 as u32).collect();
+        let weights = weights.to_vec();
+        Swrr { full: cycle.clone(), cycle, next: 0, weights, hosts: Hosts::all() }
     }
 }
 
@@ -85,6 +99,20 @@ impl Policy for Swrr {
             self.next = 0;
         }
         i as usize
+    }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.hosts.set(hosts);
+        self.next = 0;
+        self.cycle = match self.hosts.allowed() {
+            None => self.full.clone(),
+            Some(h) => {
+                let w: Vec<u64> = h.iter().map(|&s| self.weights[s as usize]).collect();
+                let mut alg = SmoothWrr::new(&w);
+                let total: u64 = w.iter().sum();
+                (0..total).map(|_| h[alg.step().0]).collect()
+            }
+        };
     }
 }
 

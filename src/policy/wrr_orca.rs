@@ -29,9 +29,16 @@
 //! out-of-band `oob_reporting_period` 10 s) with one second taken as 10 service times, except the
 //! report period, which is 1 s (10) rather than 10 s so that utilisation is reported as often as
 //! weights are updated.
+//!
+//! With some hosts excluded ([`Policy::set_hosts`]) the scheduler is built over the allowed
+//! backends' weights only (their shares renormalised among them) and its backend index maps to
+//! them, at once and at every update: grpc-go builds the picker over the READY endpoints only
+//! (`balancer.go`, `updateEndpointsLocked` / `regenerateScheduler` over `p.weightedPickers`),
+//! and a backend that leaves and comes back keeps its `endpointWeight` (the balancer keeps it per
+//! address). The change uses the weights of the last update.
 
 use super::tuning::{non_negative, params, positive};
-use super::{LoadReport, Policy};
+use super::{Hosts, LoadReport, Policy};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -180,6 +187,9 @@ pub struct WrrOrca {
     weights: Vec<EndpointWeight>,
     scheduler: Scheduler,
     counter: u32,
+    /// Every backend's weight at the last update (to rebuild the scheduler when hosts change).
+    last: Vec<f64>,
+    hosts: Hosts,
 }
 
 impl WrrOrca {
@@ -191,6 +201,8 @@ impl WrrOrca {
             weights: vec![EndpointWeight::default(); n],
             scheduler: Scheduler::RoundRobin,
             counter: start,
+            last: vec![0.0; n],
+            hosts: Hosts::all(),
         }
     }
 
@@ -205,6 +217,17 @@ impl WrrOrca {
     pub fn scheduler(&self) -> &Scheduler {
         &self.scheduler
     }
+
+    /// The scheduler over the allowed backends' weights in `last`.
+    fn rebuild(&mut self) {
+        self.scheduler = match self.hosts.allowed() {
+            None => Scheduler::new(&self.last),
+            Some(h) => {
+                let w: Vec<f64> = h.iter().map(|&s| self.last[s as usize]).collect();
+                Scheduler::new(&w)
+            }
+        };
+    }
 }
 
 impl Policy for WrrOrca {
@@ -213,7 +236,13 @@ impl Policy for WrrOrca {
 
     #[inline]
     fn pick(&mut self, _loads: &LoadTable, _now: SimTime, _rng: &mut SimRng) -> usize {
-        self.scheduler.next(self.weights.len(), &mut self.counter)
+        let k = self.hosts.count(self.weights.len());
+        self.hosts.at(self.scheduler.next(k, &mut self.counter))
+    }
+
+    fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
+        self.hosts.set(hosts);
+        self.rebuild();
     }
 
     fn report_period(&self) -> Option<f64> {
@@ -231,8 +260,8 @@ impl Policy for WrrOrca {
     }
 
     fn on_timer(&mut self, now: SimTime) {
-        let w = self.weights(now.get());
-        self.scheduler = Scheduler::new(&w);
+        self.last = self.weights(now.get());
+        self.rebuild();
     }
 }
 
