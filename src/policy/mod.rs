@@ -95,6 +95,10 @@ pub trait Policy {
     #[inline]
     fn on_departure(&mut self, _server: usize, _sojourn: f64, _now: SimTime, _tag: u32) {}
 
+    /// The hosts `client` may pick from now on, in server order (`None`: all of them; never an
+    /// empty list), called only when the set changes (SPEC §12: a client's health view).
+    fn set_hosts(&mut self, _client: u32, _hosts: Option<&[u32]>) {}
+
     // ----- feedback, timers and probes (see `engine::feedback`) -----
 
     /// True if the policy reads server feedback, load reports, timers or probes: the loop then
