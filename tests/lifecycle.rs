@@ -169,9 +169,12 @@ fn the_deadline_ends_retries() {
 /// a long backoff, the active retries stay at `budget_min` while few requests are active.
 #[test]
 fn the_budget_holds_retries_back() {
+    // Six attempts per request at load 0.3 overload the farm (1.8): Envoy's default
+    // `max_requests` (1024 in flight) would fail requests fast, so it is lifted here.
     let unlimited = Client {
         retries: 5,
         backoff: lbsim::lifecycle::Backoff::Envoy { base: 1.0, max: 10.0 },
+        max_requests: u32::MAX,
         ..Client::default()
     };
     let budgeted = Client { budget: 0.2, budget_min: 3, ..unlimited.clone() };
@@ -228,7 +231,10 @@ fn scenario_columns_follow_part_two() {
     // `note` closes a row that has one (an overloaded or unsteady row), as in Part II.
     let header = csv.lines().next().unwrap().trim_end_matches(",note");
     assert!(
-        header.ends_with(",realised_load,success,goodput,attempts,timeouts,errors,wasted"),
+        header.ends_with(
+            ",realised_load,success,goodput,attempts,timeouts,errors,wasted,ejections,\
+             fast_failures"
+        ),
         "{header}"
     );
     // success is a fraction; its value here (about 0.77 for random, 0.97 for p2c: group b fails
@@ -241,7 +247,7 @@ fn scenario_columns_follow_part_two() {
         assert!(a.parse::<f64>().unwrap() > 1.0, "{csv}");
     }
     let plain = lbsim_ok(&["run", &file, "--format", "csv", "--set", "client.retries=0"]);
-    assert!(plain.lines().next().unwrap().trim_end_matches(",note").ends_with("wasted"));
+    assert!(plain.lines().next().unwrap().trim_end_matches(",note").ends_with("fast_failures"));
     let none = dir.file(
         "none.toml",
         "[farm]\ngroups = [{ count = 4, rate = 1.0 }]\n[run]\nrequests = 1000\nwarmup = 0\n",
@@ -308,7 +314,8 @@ fn the_retries_example_runs() {
         "--format",
         "csv",
     ]);
-    assert!(csv.lines().next().unwrap().trim_end_matches(",note").ends_with("wasted"), "{csv}");
+    let header = csv.lines().next().unwrap().trim_end_matches(",note");
+    assert!(header.ends_with("wasted,ejections,fast_failures"), "{csv}");
 }
 
 // ===== cancel, hedging, same_work, per-client state =====

@@ -8,6 +8,7 @@ mod experiments;
 mod feedback;
 mod fleet;
 mod hashing;
+mod health;
 mod honest;
 mod lifecycle;
 mod outcomes;

@@ -13,6 +13,7 @@
 //! counted or flagged on what it names, which is not reused while one is pending, and a
 //! handler that finds its request finished or its attempt no longer awaited does nothing.
 
+use super::health::HealthView;
 use crate::lifecycle::budget::{RetryBudget, Throttle};
 use crate::lifecycle::health::HostState;
 use crate::lifecycle::{Lifecycle, LifecycleStats};
@@ -95,6 +96,8 @@ pub(super) struct ClientState {
     pub(super) active_requests: u64,
     /// Its retries in backoff or in flight.
     pub(super) active_retries: u64,
+    /// Its attempts in flight (awaited), for Envoy's `max_requests`.
+    pub(super) in_flight: u64,
     pub(super) throttle: Option<Throttle>,
 }
 
@@ -121,6 +124,11 @@ pub(super) struct LifecycleState {
     pub(super) clients: Vec<ClientState>,
     /// Per server: its state, set by the changes (all `Up` at the start).
     pub(super) states: Vec<HostState>,
+    /// Each client's view of the hosts' health (SPEC §12): only with `[health]` or
+    /// `[client] breaker`.
+    pub(super) health: Option<HealthView>,
+    /// Scratch room for the hosts given to a policy.
+    pub(super) hosts: Vec<u32>,
     pub(super) stats: LifecycleStats,
 }
 
@@ -144,6 +152,12 @@ impl LifecycleState {
                 .then_some(RetryBudget { fraction: c.budget, min: c.budget_min }),
             clients: Vec::new(),
             states: vec![HostState::Up; rates.len()],
+            // Without `[health]` there is no panic threshold: a client whose breakers are all
+            // open fails fast (SPEC §12).
+            health: (c.breaker.is_some() || cfg.health.is_some()).then(|| {
+                HealthView::new(rates.len(), cfg.health.map_or(0.0, |h| h.panic), c.breaker)
+            }),
+            hosts: Vec::new(),
             stats: LifecycleStats::default(),
         }
     }
@@ -156,6 +170,7 @@ impl LifecycleState {
             let fresh = ClientState {
                 active_requests: 0,
                 active_retries: 0,
+                in_flight: 0,
                 throttle: (k.throttle_tokens > 0.0)
                     .then(|| Throttle::new(k.throttle_tokens, k.throttle_ratio)),
             };

@@ -6,7 +6,8 @@
 //! with `c` workers, processor sharing, and the article's one-worker FIFO), `parts.rs` (the
 //! admission stage and the series, or nothing), `feedback.rs` (what feedback policies hear) and
 //! `record.rs` (what a replication measures), and `lifecycle.rs` (the request lifecycle's state:
-//! requests, attempts, retries). This is the one place events are handled.
+//! requests, attempts, retries) with `health.rs` (each client's view of the hosts' health,
+//! SPEC §12). This is the one place events are handled.
 //!
 //! Events are kept in [`EventQueue`], a 4-ary min-heap keyed by `(time, class, sequence)`.
 //! Equal times pop in class order and then in insertion order, so a run is a deterministic function
@@ -25,6 +26,7 @@
 
 mod event;
 mod feedback;
+mod health;
 mod lifecycle;
 mod parts;
 mod queue;

@@ -195,6 +195,9 @@ impl Parts for On {
     fn finish(self, stats: &mut RepStats, end: f64) {
         if let Some(l) = &self.lifecycle {
             stats.lifecycle = l.stats;
+            if let Some(h) = &l.health {
+                stats.lifecycle.ejections = h.ejections();
+            }
         }
         if let Some(g) = self.gate {
             stats.admission = g.stats;

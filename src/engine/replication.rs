@@ -36,6 +36,7 @@ use crate::rng::SimRng;
 use crate::stats::RepStats;
 use crate::workload::{Demands, Gaps};
 
+mod health;
 mod lifecycle;
 
 /// Runs one replication: `arrivals` and `service` draw the gaps and demands from `workload`,
@@ -401,6 +402,9 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         self.rec.stats.events += 1;
         let c = client as usize;
         while let Some(&job) = self.held[c].front() {
+            if self.parts.lifecycle().is_some() {
+                self.lc_before_pick();
+            }
             match self.policy.try_pick(client, self.info.view(), now, &mut self.coins) {
                 Ok(s) => {
                     self.held[c].pop_front();
@@ -500,6 +504,9 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     #[inline(always)]
     fn send_from(&mut self, job: Job, client: Option<u32>) -> bool {
         let now = self.sim.now();
+        if self.parts.lifecycle().is_some() {
+            self.lc_before_pick();
+        }
         if !P::HOLDS {
             let s = match client {
                 // A policy that never holds requests back picks at once.
@@ -521,6 +528,9 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
                 Ok(s) => return self.dispatch(s, job),
                 Err(at) => schedule(&mut self.sim, at, Event::Retry { client }),
             }
+        }
+        if self.parts.lifecycle().is_some() && self.lc_backlog_full(self.held[c].len()) {
+            return self.lc_overflow(job);
         }
         self.held[c].push_back(job);
         self.rec.guard_backlog(self.held[c].len(), self.queue_guard, now.get())

@@ -417,6 +417,11 @@ pub struct LifecycleColumns {
     pub errors: u64,
     /// Server busy time spent on attempts whose answer nobody waited for, over all busy time.
     pub wasted: f64,
+    /// Host ejections by outlier detection, summed over replications (SPEC §12).
+    pub ejections: u64,
+    /// Requests failed fast, without an attempt (a breaker, an overflow of `max_pending` or
+    /// `max_requests`, no healthy host), summed over replications (SPEC §12).
+    pub fast_failures: u64,
 }
 
 impl LifecycleColumns {
@@ -428,6 +433,8 @@ impl LifecycleColumns {
             timeouts: l.timeouts,
             errors: l.errors,
             wasted: l.wasted_share(),
+            ejections: l.ejections,
+            fast_failures: l.fast_failures,
         }
     }
 }

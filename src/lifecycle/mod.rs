@@ -5,12 +5,14 @@
 //! This module holds the configuration as a replication reads it ([`Lifecycle`]) and the rules,
 //! each following a cited source: [`backoff`] (Envoy, gRPC, the chapter's anti-pattern),
 //! [`budget`] (Envoy's retry budget, gRPC's retry throttling), and for health (SPEC §12)
-//! [`outlier`] (Envoy's outlier detection with gRFC A50's multiplier), [`checks`] (Envoy's
-//! active health checks) and [`slow_start`] (Envoy's slow-start weight). The engine
+//! [`breaker`] (the chapter's circuit breaker), [`outlier`] (Envoy's outlier detection with
+//! gRFC A50's multiplier), [`checks`] (Envoy's active health checks) and [`slow_start`]
+//! (Envoy's slow-start weight). The engine
 //! (`engine/lifecycle.rs`) runs them on the one event loop; a replication without a
 //! [`Lifecycle`] has none of it.
 
 pub mod backoff;
+pub mod breaker;
 pub mod budget;
 pub mod checks;
 pub mod health;
@@ -94,6 +96,12 @@ pub struct Client {
     pub same_work: bool,
     /// The chapter's circuit breaker per backend (§39.20); `None`: none.
     pub breaker: Option<health::Breaker>,
+    /// Envoy's cluster circuit breaker `max_pending_requests` (1024): a request fails fast
+    /// when its client already holds this many waiting to be sent (a policy's backlog).
+    pub max_pending: u32,
+    /// Envoy's cluster circuit breaker `max_requests` (1024): an attempt fails fast when its
+    /// client already has this many in flight.
+    pub max_requests: u32,
 }
 
 impl Default for Client {
@@ -113,9 +121,15 @@ impl Default for Client {
             hedge_max: 2,
             same_work: false,
             breaker: None,
+            max_pending: ENVOY_MAX_REQUESTS,
+            max_requests: ENVOY_MAX_REQUESTS,
         }
     }
 }
+
+/// Envoy's default of `max_pending_requests` and `max_requests` (circuit_breaker.proto:
+/// "If not specified, the default is 1024").
+pub const ENVOY_MAX_REQUESTS: u32 = 1024;
 
 /// How an attempt failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -183,6 +197,13 @@ pub struct LifecycleStats {
     pub errors: u64,
     /// Of `errors`, the rejections.
     pub rejects: u64,
+    /// Requests failed fast, without an attempt: a breaker, an overflow of `max_pending` or
+    /// `max_requests`, or a client with no healthy host (SPEC §12).
+    #[serde(default)]
+    pub fast_failures: u64,
+    /// Host ejections by outlier detection, over the whole run.
+    #[serde(default)]
+    pub ejections: u64,
     /// Server busy time of the measured requests' attempts.
     pub busy: f64,
     /// Of `busy`, the time spent on attempts whose answer nobody waited for.
@@ -204,6 +225,8 @@ impl LifecycleStats {
         self.timeouts += other.timeouts;
         self.errors += other.errors;
         self.rejects += other.rejects;
+        self.fast_failures += other.fast_failures;
+        self.ejections += other.ejections;
         self.busy += other.busy;
         self.wasted += other.wasted;
     }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{EventSpec, Invalid, Spec, invalid, num};
 use crate::lifecycle::backoff::BackoffKind;
 use crate::lifecycle::health::Breaker;
-use crate::lifecycle::{Backoff, Change, Client, Failure, Lifecycle, RetryOn};
+use crate::lifecycle::{Backoff, Change, Client, ENVOY_MAX_REQUESTS, Failure, Lifecycle, RetryOn};
 
 /// The most retries a request may have.
 pub const MAX_RETRIES: u32 = 100;
@@ -66,6 +66,14 @@ pub struct ClientSpec {
     /// The chapter's circuit breaker per backend (§39.20): `{ failures = 5, recovery = 30000.0 }`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub breaker: Option<Breaker>,
+    /// Envoy's `max_pending_requests` (1024): a request that would join a client's backlog
+    /// holding this many fails fast.
+    #[serde(skip_serializing_if = "is_envoy_default")]
+    pub max_pending: u32,
+    /// Envoy's `max_requests` (1024): an attempt fails fast when its client has this many in
+    /// flight.
+    #[serde(skip_serializing_if = "is_envoy_default")]
+    pub max_requests: u32,
 }
 
 impl Default for ClientSpec {
@@ -88,8 +96,16 @@ impl Default for ClientSpec {
             hedge_max: 2,
             same_work: false,
             breaker: None,
+            max_pending: ENVOY_MAX_REQUESTS,
+            max_requests: ENVOY_MAX_REQUESTS,
         }
     }
+}
+
+/// Whether a limit is Envoy's default, 1024 (left out of the canonical form, as before the
+/// key existed).
+fn is_envoy_default(x: &u32) -> bool {
+    *x == ENVOY_MAX_REQUESTS
 }
 
 /// Whether `x` is 0 (a group's `error` and `delay` are written only when set).
@@ -189,6 +205,8 @@ impl Spec {
             hedge_max: c.hedge_max,
             same_work: c.same_work,
             breaker: c.breaker,
+            max_pending: c.max_pending,
+            max_requests: c.max_requests,
         };
         Some(Lifecycle {
             error: per_server(|g| g.error),
@@ -271,6 +289,12 @@ fn validate_client(c: &ClientSpec) -> Result<(), Invalid> {
             "client.budget",
             format!("expected a fraction from 0 to 1 (0.2 = Envoy's 20%), got {}", num(c.budget)),
         ));
+    }
+    for (key, v) in [("client.max_pending", c.max_pending), ("client.max_requests", c.max_requests)]
+    {
+        if v == 0 {
+            return Err(invalid(key, "expected at least 1 (Envoy's default is 1024), got 0"));
+        }
     }
     if !(0.0..=MAX_THROTTLE_TOKENS).contains(&c.throttle_tokens) {
         return Err(invalid(

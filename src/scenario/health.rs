@@ -67,25 +67,41 @@ pub(super) fn validate_breaker(b: &Breaker) -> Result<(), Invalid> {
 }
 
 impl Spec {
-    /// `[health]` and `[client] breaker`: their values, then a refusal, since the engine does
-    /// not simulate them yet (a key that is read and does nothing would give numbers that
-    /// look like an answer).
+    /// `[health]` and `[client] breaker`: their values, then a refusal of what the engine does
+    /// not simulate yet (a key that is read and does nothing would give numbers that look like
+    /// an answer): outlier detection, health checks and slow start. The breaker is simulated;
+    /// `[health]`'s `panic` is meaningful only with it (nothing else excludes hosts yet).
     pub(super) fn validate_health(&self) -> Result<(), Invalid> {
+        let breaker = self.client.as_ref().and_then(|c| c.breaker.as_ref());
+        if let Some(b) = breaker {
+            validate_breaker(b)?;
+        }
         if let Some(h) = &self.health {
             validate_health(h)?;
-            return Err(invalid("health", NOT_YET));
-        }
-        if let Some(b) = self.client.as_ref().and_then(|c| c.breaker.as_ref()) {
-            validate_breaker(b)?;
-            return Err(invalid("client.breaker", NOT_YET));
+            let not_yet = [
+                ("health.outlier", h.outlier.is_some()),
+                ("health.success_rate", h.success_rate),
+                ("health.checks", h.checks.is_some()),
+                ("health.slow_start", h.slow_start.is_some()),
+            ];
+            if let Some((key, _)) = not_yet.iter().find(|(_, set)| *set) {
+                return Err(invalid(key, NOT_YET));
+            }
+            if breaker.is_none() {
+                return Err(invalid(
+                    "health.panic",
+                    "only client.breaker excludes hosts in this version: without it the panic \
+                     threshold has nothing to act on; add client.breaker or leave out [health]",
+                ));
+            }
         }
         Ok(())
     }
 }
 
-/// Why `[health]` and `client.breaker` are refused for now.
-const NOT_YET: &str = "not simulated yet: outlier detection, health checks, panic, slow start \
-                       and breakers are read and checked but have no effect in this version";
+/// Why the rest of `[health]` is refused for now.
+const NOT_YET: &str = "not simulated yet: outlier detection, health checks and slow start are \
+                       read and checked but have no effect in this version";
 
 #[cfg(test)]
 mod tests {
@@ -144,9 +160,15 @@ mod parse_tests {
         assert_eq!(l.changes[0].state, Some(HostState::Down));
         assert_eq!(l.client.breaker.map(|b| (b.failures, b.recovery)), Some((2, 30_000.0)));
         assert!(spec.lifecycle_columns());
-        // Until the engine simulates them, a file asking for them is refused, naming the key.
+        // Until the engine simulates outlier detection, a file asking for it is refused,
+        // naming the key; the breaker alone, and with [health]'s panic, runs.
         let e = source.points().unwrap_err().to_string();
-        assert!(e.contains("not simulated yet"), "{e}");
+        assert!(e.contains("not simulated yet") && e.contains("health.outlier"), "{e}");
+        let panic_only = text.replace("outlier = { consecutive_errors = 3 }", "panic = 0.3");
+        assert!(Source::parse("f.toml", &panic_only).unwrap().points().is_ok());
+        let no_breaker = panic_only.replace("breaker = { failures = 2 }", "");
+        let e = Source::parse("f.toml", &no_breaker).unwrap().points().unwrap_err().to_string();
+        assert!(e.contains("health.panic"), "{e}");
         let bad = text.replace("\"down\"", "\"sideways\"");
         let e = Source::parse("f.toml", &bad).unwrap_err().to_string();
         assert!(e.contains("sideways") && e.contains("events[0].state"), "{e}");

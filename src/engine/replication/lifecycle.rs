@@ -134,6 +134,13 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             self.policy.on_departure(s, 0.0, now, tag);
             return false;
         }
+        let client = if req.attempts == 0 { tag } else { req.client };
+        if self.lc_refuses(client, s) {
+            // The policy hears its pick leave at once; the request fails fast, unsent.
+            self.policy.on_departure(s, 0.0, now, tag);
+            return self.lc_fast_failure(r);
+        }
+        let lc = self.parts.lifecycle().expect("a lifecycle");
         if req.attempts == 0 {
             lc.requests[r as usize].client = tag;
             lc.client(tag).active_requests += 1;
@@ -183,6 +190,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             next: NONE,
         });
         lc.link(r, a);
+        lc.client(client).in_flight += 1;
         if hedge > 0.0 && req.attempts + 1 < hedge_max {
             let q = &mut lc.requests[r as usize];
             q.hedge_at = t + hedge;
@@ -260,6 +268,8 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         }
         self.lc_stop_waiting(a, now);
         let r = x.request;
+        let client = self.parts.lifecycle().expect("a lifecycle").requests[r as usize].client;
+        self.lc_observe(client, x.server as usize, !x.error, now);
         let stop = if x.error {
             let lc = self.parts.lifecycle().expect("a lifecycle");
             if x.measured {
@@ -287,6 +297,9 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
                 lc.stats.timeouts += 1;
             }
             self.lc_abandon(a, now);
+            let lc = self.parts.lifecycle().expect("a lifecycle");
+            let client = lc.requests[x.request as usize].client;
+            self.lc_observe(client, x.server as usize, false, now);
             stop = self.lc_failed(x.request, Failure::Timeout);
         }
         self.parts.lifecycle().expect("a lifecycle").release_attempt(a);
@@ -398,10 +411,11 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
                 lc.stats.rejects += 1;
             }
         }
+        let client = lc.requests[r as usize].client;
         if retry {
-            let client = lc.requests[r as usize].client;
             lc.client(client).active_retries -= 1;
         }
+        self.lc_observe(client, s, false, now);
         self.lc_failed(r, failure)
     }
 
@@ -453,10 +467,11 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let x = lc.attempts[a as usize];
         lc.unlink(a);
         lc.attempts[a as usize].awaited = false;
+        let c = lc.requests[x.request as usize].client;
         if x.retry {
-            let c = lc.requests[x.request as usize].client;
             lc.client(c).active_retries -= 1;
         }
+        lc.client(c).in_flight -= 1;
         let s = x.server as usize;
         self.info.on_departure(s);
         self.policy.on_departure(s, now.get() - x.sent, now, x.tag);
@@ -603,7 +618,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
 
     /// Request `r` is over (answered, failed for good, past its deadline, or refused by the
     /// admission stage).
-    fn lc_finish(&mut self, r: u32, success: bool) {
+    pub(super) fn lc_finish(&mut self, r: u32, success: bool) {
         let warmup = self.len.warmup;
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let req = &mut lc.requests[r as usize];

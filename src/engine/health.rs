@@ -1,0 +1,321 @@
+//! Each client's view of the hosts' health during a replication (SPEC §12): for each client
+//! and host, why the client keeps its balancer off the host — a small set of [`Reason`]s — and
+//! what follows: the hosts the client's policy may pick ([`HealthView::hosts`], given to the
+//! policy by [`Policy::set_hosts`](crate::policy::Policy::set_hosts) whenever the set
+//! changes), Envoy's panic threshold, and the fraction of hosts the client considers healthy.
+//!
+//! The rules that exclude and include hosts call [`HealthView::exclude`] and
+//! [`HealthView::include`]; the circuit breakers ([`crate::lifecycle::breaker`]) are kept here,
+//! one per client per host. The view lives in the lifecycle's state and exists only when the
+//! scenario has `[health]` or `[client] breaker`.
+//!
+//! The panic threshold is Envoy's `healthy_panic_threshold`
+//! (source/common/upstream/load_balancer_impl.cc, `LoadBalancerBase::isHostSetInPanic`: a host
+//! set is in panic when its healthy percentage is below the threshold, and the balancer then
+//! picks among all its hosts, healthy or not). A client not in panic whose hosts are all
+//! excluded has no host to pick: its requests fail fast, as Envoy's router answers 503 "no
+//! healthy upstream" itself when the balancer returns no host (source/common/router/router.cc,
+//! `Filter::sendNoHealthyUpstreamResponse`).
+
+use crate::lifecycle::breaker::{BreakerState, CircuitBreaker, Transition};
+use crate::lifecycle::health::Breaker;
+
+/// Why a client excludes a host: each is one bit of a host's reasons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reason {
+    /// Ejected by outlier detection.
+    Ejected = 1,
+    /// Marked unhealthy by active health checks (whose rules call [`HealthView::exclude`]).
+    #[allow(dead_code)]
+    Unhealthy = 2,
+    /// Its circuit breaker is OPEN (or HALF_OPEN with its trial out).
+    Open = 4,
+}
+
+/// What one client keeps.
+#[derive(Debug, Clone)]
+struct ClientView {
+    /// Per host: its reasons, one bit each.
+    reasons: Vec<u8>,
+    /// Hosts with at least one reason.
+    excluded: u32,
+    /// The set last given to the policy (`None`: all hosts).
+    given: Option<Vec<u32>>,
+    /// Per host: its breaker (empty without `[client] breaker`).
+    breakers: Vec<CircuitBreaker>,
+}
+
+/// Every client's view of the hosts.
+#[derive(Debug, Clone)]
+pub(crate) struct HealthView {
+    /// The number of hosts.
+    n: usize,
+    /// Envoy's `healthy_panic_threshold` as a fraction (0 = never).
+    panic: f64,
+    breaker: Option<Breaker>,
+    /// Per client, grown as clients appear.
+    clients: Vec<ClientView>,
+    /// Clients whose set may have changed since it was last given to the policy.
+    changed: Vec<u32>,
+    /// Host ejections counted (a host newly ejected by a client).
+    ejections: u64,
+    /// The earliest end of an OPEN breaker's recovery (infinite: none open).
+    due: f64,
+}
+
+impl HealthView {
+    /// A view of `n` hosts, all allowed, with Envoy's panic threshold `panic` (0 = never) and a
+    /// breaker per client per host if `breaker` is given.
+    pub(crate) fn new(n: usize, panic: f64, breaker: Option<Breaker>) -> Self {
+        HealthView {
+            n,
+            panic,
+            breaker,
+            clients: Vec::new(),
+            changed: Vec::new(),
+            ejections: 0,
+            due: f64::INFINITY,
+        }
+    }
+
+    /// Client `c`'s view, a fresh one (every host allowed, breakers closed) the first time.
+    fn client(&mut self, c: u32) -> &mut ClientView {
+        let c = c as usize;
+        if self.clients.len() <= c {
+            let fresh = ClientView {
+                reasons: vec![0; self.n],
+                excluded: 0,
+                given: None,
+                breakers: self.breaker.map_or(Vec::new(), |b| vec![CircuitBreaker::new(b); self.n]),
+            };
+            self.clients.resize(c + 1, fresh);
+        }
+        &mut self.clients[c]
+    }
+
+    /// Client `c` excludes `host` for `reason` from `now` (a reason already given changes
+    /// nothing). An ejection newly set counts in [`Self::ejections`].
+    pub(crate) fn exclude(&mut self, c: u32, host: usize, reason: Reason, now: f64) {
+        let _ = now;
+        let v = self.client(c);
+        let had = v.reasons[host];
+        if had & reason as u8 != 0 {
+            return;
+        }
+        v.reasons[host] = had | reason as u8;
+        if had == 0 {
+            v.excluded += 1;
+            self.changed.push(c);
+        }
+        if reason == Reason::Ejected {
+            self.ejections += 1;
+        }
+    }
+
+    /// Client `c` no longer excludes `host` for `reason` from `now`; the host is allowed again
+    /// once no reason is left.
+    pub(crate) fn include(&mut self, c: u32, host: usize, reason: Reason, now: f64) {
+        let _ = now;
+        let v = self.client(c);
+        let had = v.reasons[host];
+        if had & reason as u8 == 0 {
+            return;
+        }
+        v.reasons[host] = had & !(reason as u8);
+        if v.reasons[host] == 0 {
+            v.excluded -= 1;
+            self.changed.push(c);
+        }
+    }
+
+    /// The fraction of hosts client `c` considers healthy (excludes for no reason).
+    pub(crate) fn healthy(&self, c: u32) -> f64 {
+        let excluded = self.clients.get(c as usize).map_or(0, |v| v.excluded);
+        1.0 - f64::from(excluded) / self.n as f64
+    }
+
+    /// Whether client `c` is in panic: fewer hosts healthy than the threshold (Envoy's strict
+    /// `healthy_percent < panic_threshold`), so it balances over all of them.
+    pub(crate) fn in_panic(&self, c: u32) -> bool {
+        self.healthy(c) < self.panic
+    }
+
+    /// Whether client `c` may send to `host` now: it excludes it for no reason, or it panics.
+    pub(crate) fn allowed(&self, c: u32, host: usize) -> bool {
+        match self.clients.get(c as usize) {
+            None => true,
+            Some(v) => v.reasons[host] == 0 || self.in_panic(c),
+        }
+    }
+
+    /// Host ejections counted so far.
+    pub(crate) fn ejections(&self) -> u64 {
+        self.ejections
+    }
+
+    /// The hosts client `c`'s policy may pick, in server order, into `out`: `None` for all of
+    /// them (none excluded, or a panic), `Some` of an empty list when every host is excluded
+    /// without a panic (its requests then fail fast).
+    pub(crate) fn hosts<'a>(&self, c: u32, out: &'a mut Vec<u32>) -> Option<&'a [u32]> {
+        out.clear();
+        let v = self.clients.get(c as usize)?;
+        if v.excluded == 0 || self.in_panic(c) {
+            return None;
+        }
+        out.extend((0..self.n as u32).filter(|&h| v.reasons[h as usize] == 0));
+        Some(out)
+    }
+
+    /// The next client whose set changed since it was last given to its policy, with the set
+    /// to give it (into `out`, as [`Self::hosts`]); `None` when none is left. An empty set is
+    /// never given: the policy keeps its last one and every pick fails fast
+    /// ([`Self::allowed`]).
+    pub(crate) fn next_change<'a>(
+        &mut self,
+        out: &'a mut Vec<u32>,
+    ) -> Option<(u32, Option<&'a [u32]>)> {
+        while let Some(c) = self.changed.pop() {
+            let some = self.hosts(c, out).is_some();
+            if some && out.is_empty() {
+                continue;
+            }
+            let now = some.then(|| out.clone());
+            let v = &mut self.clients[c as usize];
+            if v.given == now {
+                continue;
+            }
+            v.given = now;
+            return Some((c, some.then_some(&out[..])));
+        }
+        None
+    }
+
+    /// Client `c` sends a request to `host` now: if that host's breaker is HALF_OPEN, this is
+    /// its trial, and the host is excluded until the trial's answer.
+    pub(crate) fn sent(&mut self, c: u32, host: usize, now: f64) {
+        if self.breaker.is_none() {
+            return;
+        }
+        if self.client(c).breakers[host].sent() {
+            self.exclude(c, host, Reason::Open, now);
+        }
+    }
+
+    /// Client `c` heard the outcome of an attempt at `host` at `now`: its breaker (if any)
+    /// counts it.
+    pub(crate) fn observe(&mut self, c: u32, host: usize, ok: bool, now: f64) {
+        if self.breaker.is_none() {
+            return;
+        }
+        match self.client(c).breakers[host].observe(ok, now) {
+            Transition::None => {}
+            Transition::Opened(until) => {
+                self.due = self.due.min(until);
+                self.exclude(c, host, Reason::Open, now);
+            }
+            Transition::Closed => self.include(c, host, Reason::Open, now),
+        }
+    }
+
+    /// The breakers whose recovery is over by `now` become HALF_OPEN, and their hosts may
+    /// take a trial. True when any did.
+    pub(crate) fn recover_due(&mut self, now: f64) -> bool {
+        if now < self.due {
+            return false;
+        }
+        let (mut due, mut back) = (f64::INFINITY, Vec::new());
+        for (c, v) in self.clients.iter_mut().enumerate() {
+            for (host, b) in v.breakers.iter_mut().enumerate() {
+                if b.recover(now) {
+                    back.push((c as u32, host));
+                } else if let BreakerState::Open { until } = b.state() {
+                    due = due.min(until);
+                }
+            }
+        }
+        self.due = due;
+        for &(c, host) in &back {
+            self.include(c, host, Reason::Open, now);
+        }
+        !back.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn given(v: &mut HealthView) -> Vec<(u32, Option<Vec<u32>>)> {
+        let mut out = Vec::new();
+        let mut got = Vec::new();
+        while let Some((c, h)) = v.next_change(&mut out) {
+            got.push((c, h.map(<[u32]>::to_vec)));
+        }
+        got
+    }
+
+    #[test]
+    fn reasons_add_up_and_a_host_comes_back_when_none_is_left() {
+        let mut v = HealthView::new(4, 0.0, None);
+        v.exclude(0, 1, Reason::Ejected, 0.0);
+        v.exclude(0, 1, Reason::Unhealthy, 0.0);
+        v.exclude(0, 1, Reason::Ejected, 0.0);
+        assert_eq!(v.ejections(), 1, "an ejection already set is not counted again");
+        assert!(!v.allowed(0, 1) && v.allowed(0, 0) && v.allowed(1, 1));
+        assert_eq!(v.healthy(0), 0.75);
+        assert_eq!(given(&mut v), [(0, Some(vec![0, 2, 3]))]);
+        v.include(0, 1, Reason::Ejected, 1.0);
+        assert!(!v.allowed(0, 1), "still unhealthy");
+        assert!(given(&mut v).is_empty(), "nothing changed for the policy");
+        v.include(0, 1, Reason::Unhealthy, 2.0);
+        assert!(v.allowed(0, 1));
+        assert_eq!(given(&mut v), [(0, None)]);
+    }
+
+    /// Envoy's `isHostSetInPanic` is a strict `healthy < threshold`: 5 of 10 healthy at 0.5 is
+    /// not a panic, 4 of 10 is, and then every host is allowed and the policy gets them all.
+    #[test]
+    fn below_the_panic_threshold_every_host_is_allowed() {
+        let mut v = HealthView::new(10, 0.5, None);
+        for h in 0..5 {
+            v.exclude(0, h, Reason::Open, 0.0);
+        }
+        assert!(!v.in_panic(0) && !v.allowed(0, 0));
+        assert_eq!(given(&mut v), [(0, Some(vec![5, 6, 7, 8, 9]))]);
+        v.exclude(0, 5, Reason::Open, 0.0);
+        assert!(v.in_panic(0) && v.allowed(0, 0));
+        assert_eq!(given(&mut v), [(0, None)]);
+    }
+
+    #[test]
+    fn an_empty_set_without_panic_is_never_given_and_allows_nothing() {
+        let mut v = HealthView::new(2, 0.0, None);
+        v.exclude(0, 0, Reason::Open, 0.0);
+        assert_eq!(given(&mut v), [(0, Some(vec![1]))]);
+        v.exclude(0, 1, Reason::Open, 0.0);
+        assert!(given(&mut v).is_empty(), "the policy keeps its last set");
+        assert!(!v.allowed(0, 0) && !v.allowed(0, 1));
+        let mut out = Vec::new();
+        assert_eq!(v.hosts(0, &mut out), Some(&[][..]));
+    }
+
+    #[test]
+    fn a_breaker_excludes_its_host_while_open_and_during_its_trial() {
+        let b = Breaker { failures: 2, recovery: 10.0 };
+        let mut v = HealthView::new(3, 0.0, Some(b));
+        v.observe(1, 2, false, 0.0);
+        assert!(v.allowed(1, 2));
+        v.observe(1, 2, false, 1.0);
+        assert!(!v.allowed(1, 2) && v.allowed(0, 2), "each client has its own breakers");
+        assert!(!v.recover_due(5.0), "its recovery is due at 11");
+        assert!(!v.allowed(1, 2));
+        assert!(v.recover_due(11.0));
+        assert!(v.allowed(1, 2), "half open: the trial may go");
+        v.sent(1, 2, 11.5);
+        assert!(!v.allowed(1, 2), "one trial only");
+        assert!(!v.recover_due(1e9), "nothing is open");
+        v.observe(1, 2, true, 12.0);
+        assert!(v.allowed(1, 2), "the trial's success closes it");
+        assert_eq!(v.ejections(), 0, "a breaker is not an ejection");
+    }
+}
