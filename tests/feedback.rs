@@ -242,14 +242,7 @@ impl Policy for Pacer {
 fn paced_mean<P: Policy + Clone>(policy: P, rate: f64) -> (f64, f64) {
     let farm = Farm::new(vec![1e6], rate / 1e6);
     let len = RunLength { warmup: 20_000, requests: 200_000 };
-    let opts = SimOptions {
-        info: Information::Live,
-        track_levels: false,
-        queue_guard: u32::MAX,
-        series: None,
-        series_groups: Vec::new(),
-        series_spool: false,
-    };
+    let opts = SimOptions::plain(Information::Live);
     let means: Vec<f64> = (0..8)
         .map(|seed| {
             let key = |label| StreamKey::new(seed, label).u64(0).rng();

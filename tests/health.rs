@@ -174,14 +174,7 @@ impl Policy for Follows {
 fn follow(l: Lifecycle) -> (LifecycleStats, Vec<Option<Vec<u32>>>) {
     let farm = Farm { lifecycle: Some(Box::new(l)), ..Farm::homogeneous(N, 0.5) };
     let key = |label| StreamKey::new(4, label).u64(0).rng();
-    let opts = SimOptions {
-        info: Information::Live,
-        track_levels: false,
-        queue_guard: u32::MAX,
-        series: None,
-        series_groups: Vec::new(),
-        series_spool: false,
-    };
+    let opts = SimOptions::plain(Information::Live);
     let told = Told::default();
     let policy = Follows { n: N as u32, hosts: None, told: told.clone() };
     let len = RunLength { warmup: 1_000, requests: 20_000 };

@@ -119,3 +119,17 @@ pub struct SimOptions {
     /// With `series`: write the windows to a tape as they close instead of keeping them.
     pub series_spool: bool,
 }
+
+impl SimOptions {
+    /// A replication under `info` with nothing else: no levels, no series, no queue guard.
+    pub fn plain(info: Information) -> SimOptions {
+        SimOptions {
+            info,
+            track_levels: false,
+            queue_guard: u32::MAX,
+            series: None,
+            series_groups: Vec::new(),
+            series_spool: false,
+        }
+    }
+}

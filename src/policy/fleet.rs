@@ -551,14 +551,7 @@ mod tests {
             let fleet = Fleet::new(6, clients, subsets.clone(), true, rng(7));
             let farm = Farm::homogeneous(6, 0.7);
             let len = RunLength { warmup: 100, requests: 5_000 };
-            let opts = SimOptions {
-                info: Information::Live,
-                track_levels: false,
-                queue_guard: u32::MAX,
-                series: None,
-                series_groups: Vec::new(),
-                series_spool: false,
-            };
+            let opts = SimOptions::plain(Information::Live);
             let mut gaps = PoissonGaps(farm.arrival_rate());
             simulate(&farm, len, opts, fleet, &mut gaps, &ExpDemands, rng(8), rng(9));
             let mut sent = 0;

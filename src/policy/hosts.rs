@@ -8,6 +8,7 @@
 //! draws are made over the list's positions and mapped to its hosts.
 
 use super::{two_distinct, uniform};
+use crate::model::LoadTable;
 use crate::rng::SimRng;
 
 /// The hosts a client may pick from: every server, or a list of them in server order.
@@ -106,6 +107,28 @@ impl Hosts {
             None => Iter::All(0..n),
             Some(h) => Iter::Some(h.iter()),
         }
+    }
+
+    /// The least loaded of the allowed hosts among `n` servers, ties uniformly at random
+    /// (a scan with reservoir sampling: the `k`-th host found tied replaces the candidate with
+    /// probability `1/k`).
+    pub fn least_loaded(&self, n: usize, loads: &LoadTable, rng: &mut SimRng) -> usize {
+        let mut hosts = self.iter(n);
+        let mut best = hosts.next().expect("at least one host");
+        let mut tied = 1;
+        for h in hosts {
+            let (b, v) = (loads.get(best), loads.get(h));
+            if v < b {
+                best = h;
+                tied = 1;
+            } else if v == b {
+                tied += 1;
+                if uniform(rng, tied) == 0 {
+                    best = h;
+                }
+            }
+        }
+        best
     }
 }
 

@@ -6,7 +6,7 @@
 //! only, ties uniformly at random among them (a scan with reservoir sampling: the `k`-th host
 //! found tied replaces the candidate with probability `1/k`).
 
-use super::{Hosts, Policy, uniform};
+use super::{Hosts, Policy};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -31,33 +31,13 @@ impl Policy for Jsq {
     fn pick(&mut self, loads: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
         match self.hosts.allowed() {
             None => loads.shortest(rng),
-            Some(h) => shortest_of(h, loads, rng),
+            Some(_) => self.hosts.least_loaded(loads.len(), loads, rng),
         }
     }
 
     fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
         self.hosts.set(hosts);
     }
-}
-
-/// The least loaded of `hosts`, ties uniformly at random (reservoir sampling).
-fn shortest_of(hosts: &[u32], loads: &LoadTable, rng: &mut SimRng) -> usize {
-    let mut best = hosts[0] as usize;
-    let mut tied = 1;
-    for &h in &hosts[1..] {
-        let h = h as usize;
-        let (b, v) = (loads.get(best), loads.get(h));
-        if v < b {
-            best = h;
-            tied = 1;
-        } else if v == b {
-            tied += 1;
-            if uniform(rng, tied) == 0 {
-                best = h;
-            }
-        }
-    }
-    best
 }
 
 #[cfg(test)]

@@ -205,25 +205,6 @@ impl LeastRequest {
         let n_choices = P2c::new(n, WithReplacement::new(choices as usize), Requests);
         LeastRequest { n, n_choices, full_scan, edf, seed, hosts: Hosts::all() }
     }
-
-    fn full_scan(&self, loads: &LoadTable, rng: &mut SimRng) -> usize {
-        let mut hosts = self.hosts.iter(self.n);
-        let mut candidate = hosts.next().expect("at least one host");
-        let mut tied = 1;
-        for h in hosts {
-            let (c, s) = (loads.get(candidate), loads.get(h));
-            if s < c {
-                candidate = h;
-                tied = 1;
-            } else if s == c {
-                tied += 1;
-                if uniform(rng, tied) == 0 {
-                    candidate = h;
-                }
-            }
-        }
-        candidate
-    }
 }
 
 impl Policy for LeastRequest {
@@ -233,7 +214,7 @@ impl Policy for LeastRequest {
             return edf.pick_and_add(|h| loads.get(h));
         }
         if self.full_scan {
-            self.full_scan(loads, rng)
+            self.hosts.least_loaded(self.n, loads, rng)
         } else {
             self.n_choices.pick(loads, now, rng)
         }
