@@ -143,22 +143,39 @@ impl<L: Load, S: Sample> P2c<L, S> {
     }
 
     /// Draws the servers, reads the load of each as it comes, and returns the lowest, a tie
-    /// going to the first drawn.
+    /// going to the first drawn. With every server allowed this is the plain pick (one branch on
+    /// the host set per pick, none per draw).
     #[inline(always)]
     pub fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
-        let load = &mut self.load;
-        let hosts = &self.hosts;
-        let mut best: Option<(usize, L::Metric)> = None;
-        self.sample.draw(hosts.count(self.n), rng, |j| {
-            let i = hosts.at(j);
-            let here = (i, load.load(i, loads, now));
-            best = Some(match best.take() {
-                Some(so_far) => lower(so_far, here),
-                None => here,
-            });
-        });
-        best.expect("a pick draws at least one server").0
+        let P2c { n, sample, load, hosts } = self;
+        match hosts.allowed() {
+            None => best_of(sample, load, *n, |j| j, loads, now, rng),
+            Some(h) => best_of(sample, load, h.len(), |j| h[j] as usize, loads, now, rng),
+        }
     }
+}
+
+/// The lowest-loaded of the servers `sample` draws among `k`, the `j`-th being server `at(j)`.
+#[inline(always)]
+fn best_of<L: Load, S: Sample>(
+    sample: &mut S,
+    load: &mut L,
+    k: usize,
+    at: impl Fn(usize) -> usize,
+    loads: &LoadTable,
+    now: SimTime,
+    rng: &mut SimRng,
+) -> usize {
+    let mut best: Option<(usize, L::Metric)> = None;
+    sample.draw(k, rng, |j| {
+        let i = at(j);
+        let here = (i, load.load(i, loads, now));
+        best = Some(match best.take() {
+            Some(so_far) => lower(so_far, here),
+            None => here,
+        });
+    });
+    best.expect("a pick draws at least one server").0
 }
 
 #[cfg(test)]
