@@ -1,6 +1,6 @@
-//! Health in the engine (SPEC §12): the client's circuit breakers, the view that keeps its
-//! policy off the hosts it excludes, Envoy's panic threshold, and the requests that fail fast
-//! (a breaker, `max_requests`, no healthy host). Against exact counts or closed forms, fixed
+//! Health in the engine (SPEC §12): the client's circuit breakers, outlier detection, active
+//! health checks, the view that keeps its policy off the hosts it excludes, Envoy's panic
+//! threshold, and the requests that fail fast (a breaker, `max_requests`, no healthy host). Against exact counts or closed forms, fixed
 //! seeds; each tolerance is derived in the comment beside it. The host states themselves are
 //! tested in `states.rs`.
 //!
@@ -13,15 +13,16 @@ use std::rc::Rc;
 
 use lbsim::engine::simulate;
 use lbsim::experiment::{Scenario, run_replication};
-use lbsim::lifecycle::health::{Breaker, Health, HostState};
+use lbsim::lifecycle::health::{Breaker, Checks, Health, HostState, Outlier};
 use lbsim::lifecycle::{Change, Client, Lifecycle, LifecycleStats};
 use lbsim::model::{Farm, Information, LoadTable, RunLength, SimOptions};
 use lbsim::policy::{Policy, PolicyKind};
 use lbsim::rng::{SimRng, StreamKey};
+use lbsim::stats::RepStats;
 use lbsim::time::SimTime;
 use lbsim::workload::{ExpDemands, PoissonGaps};
 
-use crate::util::{Dir, column, lbsim_ok, run_length};
+use crate::util::{Dir, column, lbsim, lbsim_ok, run_length};
 
 const N: usize = 10;
 /// The load: 8 arrivals per unit of time on 10 rate-1 hosts.
@@ -50,10 +51,22 @@ fn lifecycle(n: usize, changes: Vec<Change>, client: Client, health: Option<Heal
 /// `N` rate-1 FIFO hosts at `LOAD` under `policy`: one replication of `requests` after a
 /// warm-up of `warmup`.
 fn run(policy: PolicyKind, l: Lifecycle, warmup: u64, requests: u64) -> LifecycleStats {
+    run_at(policy, l, LOAD, warmup, requests).lifecycle
+}
+
+/// The same at `load`, with all of the replication's statistics.
+fn run_at(policy: PolicyKind, l: Lifecycle, load: f64, warmup: u64, requests: u64) -> RepStats {
     let n = l.error.len();
-    let farm = Farm { lifecycle: Some(Box::new(l)), ..Farm::homogeneous(n, LOAD) };
+    let farm = Farm { lifecycle: Some(Box::new(l)), ..Farm::homogeneous(n, load) };
     run_replication(&Scenario::live(farm, policy, 10.0), &run_length(warmup, requests), 11, 0)
-        .lifecycle
+}
+
+/// Outlier detection with Envoy's `consecutive_errors` (5) and `max_ejection` (10%), its
+/// times scaled to a mean service time of 1: a review every 100, ejections of 300 × the times
+/// ejected.
+fn outlier(max_ejection: f64) -> Health {
+    let o = Outlier { interval: 100.0, base_ejection: 300.0, max_ejection, ..Outlier::default() };
+    Health { outlier: Some(o), ..Health::default() }
 }
 
 /// Three of ten hosts go down at 0 for good; each client (one here) has a breaker of 5
@@ -254,4 +267,130 @@ fn max_pending_fails_requests_that_would_join_a_full_backlog() {
     };
     assert_eq!(count(1024), 0);
     assert!(count(1) > 1000);
+}
+
+/// Host 0 of 10 is `down` from 0 to 2050, then `up`; one client with outlier detection (5
+/// errors, a review every 100, ejections of 300 × the times ejected), no retries, no warm-up.
+/// A down host refuses at once and has nothing in flight, so p2c picks it whenever it is one
+/// of its two (1.6 times per unit) and least-request at once: its 5th error comes within a few
+/// units of its return (5 picks not coming in 100 units, 160 expected, has a probability below
+/// 1e-50). So, exactly: ejected at e1 in (0, 100), back at the first review after e1 + 300,
+/// 400; ejected again before 500 for 600, back at 1100; ejected before 1200 for 900, back at
+/// 2100, after its `up` at 2050, and it fails no more: 3 ejections, each after exactly 5
+/// errors, 15 errors (a host back a review early would take 4 ejections by 2050, one back a
+/// review late 2). Then it serves its share of the arrivals after 2100: 40k arrivals at 8 per
+/// unit leave 40k - 16.8k = 23.2k after 2100 (sd 130 from the Poisson count before), a tenth
+/// of them 2320; were the picks binomial, their sd would be 46, and p2c and least-request
+/// spread tighter than that; 10% (232) is 5 binomial sd.
+#[test]
+fn outlier_detection_ejects_a_down_host_after_consecutive_errors_and_takes_it_back() {
+    for policy in [PolicyKind::PnC(2), PolicyKind::LeastRequest] {
+        let changes = vec![to(0..1, HostState::Down, 0.0), to(0..1, HostState::Up, 2050.0)];
+        let l = lifecycle(N, changes, Client::default(), Some(outlier(0.1)));
+        let rep = run_at(policy, l, LOAD, 0, 40_000);
+        let s = rep.lifecycle;
+        assert_eq!((s.ejections, s.errors, s.fast_failures), (3, 15, 0), "{policy:?}: {s:?}");
+        assert_eq!(s.successes + s.errors, s.requests, "{policy:?}: {s:?}");
+        let share = rep.picks[0] as f64;
+        assert!((share - 2320.0).abs() < 232.0, "{policy:?}: host 0 served {share} after 2100");
+    }
+}
+
+/// Without outlier detection the same down host takes its share of the attempts (p2c) or
+/// more (least-request's black hole) for 2050 units: far more than 15 errors.
+#[test]
+fn without_outlier_detection_the_down_host_keeps_failing() {
+    let changes = vec![to(0..1, HostState::Down, 0.0), to(0..1, HostState::Up, 2050.0)];
+    let l = lifecycle(N, changes, Client::default(), None);
+    let s = run_at(PolicyKind::PnC(2), l, LOAD, 0, 40_000).lifecycle;
+    assert!(s.errors > 1000 && s.ejections == 0, "{s:?}");
+}
+
+/// Active checks every 10 (3 failures to mark a host unhealthy), 6 of 10 hosts down from 0,
+/// random, load 0.3 (3 arrivals per unit: the 4 hosts left carry 0.75). Every host is checked
+/// at 0, 10 and 20: the six are unhealthy at 20. With Envoy's panic threshold 0.5, 4 of 10
+/// healthy is a panic: the client balances over all ten, and a request succeeds with
+/// probability 4/10 (binomial sd over 20k: 0.0035; 0.015 is 4.3 sd). With panic 0 it uses the
+/// four left: only requests sent before 20 fail, 60% of the arrivals before 20 (Poisson of
+/// mean 60, at most 100 but with probability 1e-6), so at most 100 of 20k.
+#[test]
+fn checks_mark_down_hosts_unhealthy_and_the_panic_threshold_decides_what_follows() {
+    let checks = Checks { interval: 10.0, timeout: 1.0, ..Checks::default() };
+    let health = |panic| Some(Health { checks: Some(checks), panic, ..Health::default() });
+    let down = || vec![to(0..6, HostState::Down, 0.0)];
+    let l = lifecycle(N, down(), Client::default(), health(0.5));
+    let s = run_at(PolicyKind::Random, l, 0.3, 0, 20_000).lifecycle;
+    let success = s.successes as f64 / s.requests as f64;
+    assert!((success - 0.4).abs() < 0.015, "in panic: success {success}");
+    assert_eq!(s.fast_failures, 0, "{s:?}");
+    let l = lifecycle(N, down(), Client::default(), health(0.0));
+    let s = run_at(PolicyKind::Random, l, 0.3, 0, 20_000).lifecycle;
+    assert!(s.errors > 0 && s.errors <= 100, "failures before the checks marked them: {s:?}");
+    assert_eq!((s.successes + s.errors, s.fast_failures), (s.requests, 0), "{s:?}");
+}
+
+/// A host that hangs fails its checks at their timeout: checks every 10 with a timeout of 1
+/// send at 0, fail at 1, send at 11, fail at 12, send at 22, fail at 23 — unhealthy at 23.
+/// Random on 10 hosts at load 0.5 with hosts 0-1 hung from 0 and a per-attempt timeout of 50,
+/// panic 0: attempts to them before 23 time out (20% of the 115 arrivals expected before 23,
+/// sd 4.8; at most 50 but with probability below 1e-8), none after; every other request
+/// succeeds (the 8 hosts left are M/M/1 at 0.625, whose sojourn exceeds 50 with probability
+/// exp(-50 x 0.375) = 7e-9). Without the checks the hung hosts take 20% of the 20k requests.
+#[test]
+fn checks_find_hung_hosts_at_their_timeout() {
+    let checks = Checks { interval: 10.0, timeout: 1.0, ..Checks::default() };
+    let health = Some(Health { checks: Some(checks), panic: 0.0, ..Health::default() });
+    let client = Client { timeout: 50.0, ..Client::default() };
+    let hang = || vec![to(0..2, HostState::Hang, 0.0)];
+    let s =
+        run_at(PolicyKind::Random, lifecycle(N, hang(), client.clone(), health), 0.5, 0, 20_000);
+    let s = s.lifecycle;
+    assert!(s.timeouts > 0 && s.timeouts <= 50, "{s:?}");
+    assert_eq!(s.successes + s.timeouts, s.requests, "{s:?}");
+    let s = run_at(PolicyKind::Random, lifecycle(N, hang(), client, None), 0.5, 0, 20_000);
+    assert!(s.lifecycle.timeouts > 3_000, "{:?}", s.lifecycle);
+}
+
+/// `max_ejection = 0.1` with 3 of 10 hosts down from 0 for good: Envoy ejects a host only if
+/// the ejected would be at most 10%, so at any time at most one is out — every set the client
+/// is told holds at least 9 hosts, and some hold exactly 9 (ejections happen, more than one
+/// over the run as the ejected host returns and another takes its place). With 0.3 all three
+/// may be out at once: a set of 7 appears.
+#[test]
+fn max_ejection_keeps_all_but_one_host_of_ten() {
+    let l =
+        lifecycle(N, vec![to(0..3, HostState::Down, 0.0)], Client::default(), Some(outlier(0.1)));
+    let (s, told) = follow(l);
+    let least = told.iter().map(|h| h.as_ref().map_or(N, Vec::len)).min();
+    assert_eq!(least, Some(9), "{:?}", &told[..told.len().min(8)]);
+    assert!(s.ejections >= 2, "{s:?}");
+    let l =
+        lifecycle(N, vec![to(0..3, HostState::Down, 0.0)], Client::default(), Some(outlier(0.3)));
+    let (_, told) = follow(l);
+    assert!(told.iter().any(|h| h.as_ref().is_some_and(|h| h.len() == 7)), "{told:?}");
+}
+
+/// Without outlier detection or checks `[health]` adds nothing but its panic threshold, and
+/// `panic = 0` is the threshold of a run without `[health]` (none): with a breaker, the CSV of
+/// a run with `[health] panic = 0.0` is the one without `[health]`, byte for byte (the draws
+/// and the loop are the same). `[health]` alone, with nothing to exclude hosts, is refused.
+#[test]
+fn health_without_rules_changes_nothing() {
+    let dir = Dir::new("health-nothing");
+    let base = "name = \"same\"\npolicies = [\"random\", \"least-request\"]\n[farm]\ngroups = [{ name = \"bad\", \
+                count = 2, rate = 1.0 }, { name = \"good\", count = 8, rate = 1.0 }]\n\
+                [arrivals]\nload = 0.6\n[client]\nretries = 1\n\
+                breaker = { failures = 3, recovery = 50.0 }\n\
+                [run]\nrequests = 5000\nwarmup = 500\nseeds = 2\n\
+                [[events]]\nat = 100.0\ngroup = \"bad\"\nstate = \"down\"\n";
+    let without = dir.file("without.toml", base);
+    let with = dir.file("with.toml", &format!("{base}[health]\npanic = 0.0\n"));
+    let a = lbsim_ok(&["run", &without, "--format", "csv"]);
+    let b = lbsim_ok(&["run", &with, "--format", "csv"]);
+    assert_eq!(a, b);
+    let alone = base.replace("breaker = { failures = 3, recovery = 50.0 }\n", "");
+    let alone = dir.file("alone.toml", &format!("{alone}[health]\npanic = 0.0\n"));
+    let out = lbsim(&["run", &alone]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("health.panic"), "{err}");
 }

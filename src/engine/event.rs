@@ -48,6 +48,10 @@ pub(super) enum Event<D> {
     Hedge(u32),
     /// The lifecycle's change `i` (a group's `delay` or `error`) takes effect.
     Change(u32),
+    /// Outlier detection's review, every `[health] outlier.interval`.
+    Review,
+    /// Host `h`'s active health check: sent, or its result known (`[health] checks`).
+    Check(u32),
 }
 
 /// Board posts go after departures at the same instant: a request that leaves exactly when the

@@ -5,9 +5,21 @@
 //! changes), Envoy's panic threshold, and the fraction of hosts the client considers healthy.
 //!
 //! The rules that exclude and include hosts call [`HealthView::exclude`] and
-//! [`HealthView::include`]; the circuit breakers ([`crate::lifecycle::breaker`]) are kept here,
-//! one per client per host. The view lives in the lifecycle's state and exists only when the
-//! scenario has `[health]` or `[client] breaker`.
+//! [`HealthView::include`]; the rules themselves are kept here: the circuit breakers
+//! ([`crate::lifecycle::breaker`]) and outlier detectors ([`crate::lifecycle::outlier`]), one
+//! per client (per host for the breakers), and the active health checker
+//! ([`crate::lifecycle::checks`]). The view lives in the lifecycle's state and exists only
+//! when the scenario has `[health]` or `[client] breaker`.
+//!
+//! One checker serves every client. Each client checks each host at the same instants (the
+//! first check of every host at time 0, Envoy's default `initial_jitter` of 0, then `interval`
+//! after each result) and a probe's reply depends only on the host's state (a probe travels in
+//! no time: an `up` host answers at once, a `down` host refuses at once, a `hang` host never
+//! answers and the check fails at its `timeout`), so every client's checker would hold the same
+//! counts and reach the same verdicts at the same instants: one checker is all of them, and its
+//! verdicts are applied to every client's view (a client that appears later starts with the
+//! hosts the checker finds unhealthy excluded, as its own checker, running since time 0, would
+//! have them). Probes do not load the servers: they join no queue and take no service.
 //!
 //! The panic threshold is Envoy's `healthy_panic_threshold`
 //! (source/common/upstream/load_balancer_impl.cc, `LoadBalancerBase::isHostSetInPanic`: a host
@@ -18,15 +30,16 @@
 //! `Filter::sendNoHealthyUpstreamResponse`).
 
 use crate::lifecycle::breaker::{BreakerState, CircuitBreaker, Transition};
-use crate::lifecycle::health::Breaker;
+use crate::lifecycle::checks::{Checker, Reply};
+use crate::lifecycle::health::{Breaker, Health, Outlier};
+use crate::lifecycle::outlier::Detector;
 
 /// Why a client excludes a host: each is one bit of a host's reasons.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reason {
     /// Ejected by outlier detection.
     Ejected = 1,
-    /// Marked unhealthy by active health checks (whose rules call [`HealthView::exclude`]).
-    #[allow(dead_code)]
+    /// Marked unhealthy by active health checks.
     Unhealthy = 2,
     /// Its circuit breaker is OPEN (or HALF_OPEN with its trial out).
     Open = 4,
@@ -43,6 +56,8 @@ struct ClientView {
     given: Option<Vec<u32>>,
     /// Per host: its breaker (empty without `[client] breaker`).
     breakers: Vec<CircuitBreaker>,
+    /// Its outlier detector (without `[health] outlier`, none).
+    detector: Option<Detector>,
 }
 
 /// Every client's view of the hosts.
@@ -57,10 +72,16 @@ pub(crate) struct HealthView {
     clients: Vec<ClientView>,
     /// Clients whose set may have changed since it was last given to the policy.
     changed: Vec<u32>,
-    /// Host ejections counted (a host newly ejected by a client).
-    ejections: u64,
     /// The earliest end of an OPEN breaker's recovery (infinite: none open).
     due: f64,
+    /// Outlier detection's rule and whether it adds the success rate (each client's detector
+    /// is made from them).
+    outlier: Option<(Outlier, bool)>,
+    /// The active health checker of every client (see the module's documentation).
+    checker: Option<Checker>,
+    /// Per host: the result of its check under way, known at its next check event (a check
+    /// that waits for its timeout).
+    pending: Vec<Option<bool>>,
 }
 
 impl HealthView {
@@ -73,28 +94,63 @@ impl HealthView {
             breaker,
             clients: Vec::new(),
             changed: Vec::new(),
-            ejections: 0,
             due: f64::INFINITY,
+            outlier: None,
+            checker: None,
+            pending: Vec::new(),
         }
     }
 
-    /// Client `c`'s view, a fresh one (every host allowed, breakers closed) the first time.
+    /// The view with `health`'s outlier detection (a detector per client) and active health
+    /// checks (see the module's documentation), if it asks for them.
+    pub(crate) fn with_rules(mut self, health: &Health) -> Self {
+        self.outlier = health.outlier.map(|o| (o, health.success_rate));
+        self.checker = health.checks.map(|c| Checker::new(c, self.n));
+        self.pending = vec![None; self.n];
+        if self.checker.is_some() {
+            // The one client of a run without a fleet hears the checks from the start; a
+            // fleet's other clients appear with their first request ([`Self::meet`]).
+            self.client(0);
+        }
+        self
+    }
+
+    /// Client `c` is about to send: its view exists from now on (with the hosts the checker
+    /// finds unhealthy excluded, see [`Self::client`]).
+    pub(crate) fn meet(&mut self, c: u32) {
+        self.client(c);
+    }
+
+    /// Client `c`'s view, a fresh one the first time: breakers closed, nothing ejected, the
+    /// hosts the checker finds unhealthy excluded (and every other host allowed).
     fn client(&mut self, c: u32) -> &mut ClientView {
-        let c = c as usize;
-        if self.clients.len() <= c {
-            let fresh = ClientView {
+        let i = c as usize;
+        if self.clients.len() <= i {
+            let mut fresh = ClientView {
                 reasons: vec![0; self.n],
                 excluded: 0,
                 given: None,
                 breakers: self.breaker.map_or(Vec::new(), |b| vec![CircuitBreaker::new(b); self.n]),
+                detector: self.outlier.map(|(o, rate)| Detector::new(o, rate, self.n)),
             };
-            self.clients.resize(c + 1, fresh);
+            if let Some(ch) = &self.checker {
+                for host in (0..self.n).filter(|&h| !ch.is_healthy(h)) {
+                    fresh.reasons[host] = Reason::Unhealthy as u8;
+                    fresh.excluded += 1;
+                }
+            }
+            for new in self.clients.len()..=i {
+                if fresh.excluded > 0 {
+                    self.changed.push(new as u32);
+                }
+            }
+            self.clients.resize(i + 1, fresh);
         }
-        &mut self.clients[c]
+        &mut self.clients[i]
     }
 
     /// Client `c` excludes `host` for `reason` from `now` (a reason already given changes
-    /// nothing). An ejection newly set counts in [`Self::ejections`].
+    /// nothing).
     pub(crate) fn exclude(&mut self, c: u32, host: usize, reason: Reason, now: f64) {
         let _ = now;
         let v = self.client(c);
@@ -106,9 +162,6 @@ impl HealthView {
         if had == 0 {
             v.excluded += 1;
             self.changed.push(c);
-        }
-        if reason == Reason::Ejected {
-            self.ejections += 1;
         }
     }
 
@@ -148,9 +201,9 @@ impl HealthView {
         }
     }
 
-    /// Host ejections counted so far.
+    /// Host ejections by outlier detection so far, summed over the clients' detectors.
     pub(crate) fn ejections(&self) -> u64 {
-        self.ejections
+        self.clients.iter().filter_map(|v| v.detector.as_ref()).map(Detector::ejections).sum()
     }
 
     /// The hosts client `c`'s policy may pick, in server order, into `out`: `None` for all of
@@ -201,9 +254,16 @@ impl HealthView {
         }
     }
 
-    /// Client `c` heard the outcome of an attempt at `host` at `now`: its breaker (if any)
-    /// counts it.
+    /// Client `c` heard the outcome of an attempt at `host` at `now`: its outlier detector
+    /// and its breaker (if any) count it; an ejection excludes the host.
     pub(crate) fn observe(&mut self, c: u32, host: usize, ok: bool, now: f64) {
+        if self.outlier.is_some() {
+            let v = self.client(c);
+            let d = v.detector.as_mut().expect("a detector with outlier detection");
+            if d.observe(host, ok, now) {
+                self.exclude(c, host, Reason::Ejected, now);
+            }
+        }
         if self.breaker.is_none() {
             return;
         }
@@ -241,6 +301,67 @@ impl HealthView {
     }
 }
 
+impl HealthView {
+    /// Outlier detection's review at `now` (every `interval`): each client's detector
+    /// restores the hosts whose ejection is over and ejects by success rate (see
+    /// [`Detector::interval`]); its view follows.
+    pub(crate) fn review(&mut self, now: f64) {
+        for c in 0..self.clients.len() {
+            let Some(d) = self.clients[c].detector.as_mut() else { continue };
+            let review = d.interval(now);
+            for &host in &review.restored {
+                self.include(c as u32, host, Reason::Ejected, now);
+            }
+            for &host in &review.ejected {
+                self.exclude(c as u32, host, Reason::Ejected, now);
+            }
+        }
+    }
+
+    /// The check event of `host` at `now`, the host being in `state`: if a check of it is
+    /// under way (one that waited for its timeout), its result is recorded; otherwise a check
+    /// is sent, and its result recorded now if it is known now (an answer or a refusal: a
+    /// probe travels in no time). The time of the host's next check event.
+    pub(crate) fn check(&mut self, host: usize, reply: Reply, now: f64) -> f64 {
+        let checker = self.checker.as_ref().expect("checks");
+        let passed = match self.pending[host].take() {
+            Some(passed) => passed,
+            None => {
+                let (passed, at) = checker.resolve(now, reply);
+                if at > now {
+                    self.pending[host] = Some(passed);
+                    return at;
+                }
+                passed
+            }
+        };
+        self.record(host, passed, now);
+        self.checker.as_ref().expect("checks").next_check(now)
+    }
+
+    /// A check of `host` at `now` `passed` or not: a change of health excludes or includes
+    /// the host (`Unhealthy`) for every client; a pass while the host is healthy un-ejects it
+    /// (Envoy's `successful_active_health_check_uneject_host`, default true:
+    /// source/common/upstream/outlier_detection_impl.cc, `DetectorImpl::initialize`, calls
+    /// `unejectHost` when a host's active health check passes).
+    fn record(&mut self, host: usize, passed: bool, now: f64) {
+        let checker = self.checker.as_mut().expect("checks");
+        let change = checker.record(host, passed);
+        let healthy = checker.is_healthy(host);
+        for c in 0..self.clients.len() as u32 {
+            match change {
+                Some(true) => self.include(c, host, Reason::Unhealthy, now),
+                Some(false) => self.exclude(c, host, Reason::Unhealthy, now),
+                None => {}
+            }
+            let v = &mut self.clients[c as usize];
+            if passed && healthy && v.detector.as_mut().is_some_and(|d| d.uneject(host)) {
+                self.include(c, host, Reason::Ejected, now);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,7 +381,7 @@ mod tests {
         v.exclude(0, 1, Reason::Ejected, 0.0);
         v.exclude(0, 1, Reason::Unhealthy, 0.0);
         v.exclude(0, 1, Reason::Ejected, 0.0);
-        assert_eq!(v.ejections(), 1, "an ejection already set is not counted again");
+        assert_eq!(v.ejections(), 0, "only the detectors count ejections");
         assert!(!v.allowed(0, 1) && v.allowed(0, 0) && v.allowed(1, 1));
         assert_eq!(v.healthy(0), 0.75);
         assert_eq!(given(&mut v), [(0, Some(vec![0, 2, 3]))]);
@@ -317,5 +438,48 @@ mod tests {
         v.observe(1, 2, true, 12.0);
         assert!(v.allowed(1, 2), "the trial's success closes it");
         assert_eq!(v.ejections(), 0, "a breaker is not an ejection");
+    }
+
+    /// The rules in the view: an ejection excludes the host for its client only, the review
+    /// after the ejection time takes it back; a passed check of a healthy host un-ejects it
+    /// at once (Envoy's `successful_active_health_check_uneject_host`); three failed checks
+    /// exclude a host for every client, and a client that appears later starts without it.
+    #[test]
+    fn ejections_reviews_and_checks_exclude_and_include() {
+        use crate::lifecycle::health::Checks;
+        let o = Outlier {
+            consecutive_errors: 2,
+            interval: 10.0,
+            base_ejection: 30.0,
+            ..Outlier::default()
+        };
+        let health =
+            Health { outlier: Some(o), checks: Some(Checks::default()), ..Health::default() };
+        let mut v = HealthView::new(10, 0.0, None).with_rules(&health);
+        v.observe(0, 3, false, 1.0);
+        v.observe(1, 4, true, 1.0);
+        assert!(v.allowed(0, 3));
+        v.observe(0, 3, false, 2.0);
+        assert!(!v.allowed(0, 3) && v.allowed(1, 3), "ejected by client 0 only");
+        assert_eq!(v.ejections(), 1);
+        v.review(30.0);
+        assert!(!v.allowed(0, 3), "2 + 30 is not over at 30");
+        v.review(40.0);
+        assert!(v.allowed(0, 3), "back at the first review after 32");
+        v.observe(0, 3, false, 41.0);
+        v.observe(0, 3, false, 42.0);
+        assert!(!v.allowed(0, 3) && v.ejections() == 2);
+        assert_eq!(v.check(3, Reply::Answer(43.0), 43.0), 5_043.0, "the next check");
+        assert!(v.allowed(0, 3), "a passed check of a healthy host un-ejects it");
+        for k in 0..3 {
+            let t = 100.0 + f64::from(k);
+            assert!(v.allowed(1, 5), "check {k}");
+            assert_eq!(v.check(5, Reply::Silent, t), t + 1_000.0, "fails at its timeout");
+            assert_eq!(v.check(5, Reply::Silent, t + 1_000.0), t + 6_000.0);
+        }
+        v.observe(7, 4, true, 200.0);
+        assert!(!v.allowed(0, 5) && !v.allowed(1, 5) && !v.allowed(7, 5), "unhealthy for all");
+        assert!(v.allowed(7, 4));
+        assert_eq!(v.ejections(), 2, "checks do not eject");
     }
 }

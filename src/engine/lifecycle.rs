@@ -155,7 +155,12 @@ impl LifecycleState {
             // Without `[health]` there is no panic threshold: a client whose breakers are all
             // open fails fast (SPEC §12).
             health: (c.breaker.is_some() || cfg.health.is_some()).then(|| {
-                HealthView::new(rates.len(), cfg.health.map_or(0.0, |h| h.panic), c.breaker)
+                let view =
+                    HealthView::new(rates.len(), cfg.health.map_or(0.0, |h| h.panic), c.breaker);
+                match &cfg.health {
+                    Some(h) => view.with_rules(h),
+                    None => view,
+                }
             }),
             hosts: Vec::new(),
             stats: LifecycleStats::default(),

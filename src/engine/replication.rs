@@ -149,6 +149,18 @@ impl<'a, P: Policy, A: Gaps, S: Demands, I: InfoModel> Builder<'a, P, A, S, I> {
             for (i, c) in l.changes.iter().enumerate() {
                 schedule(&mut sim, c.at, Event::Change(i as u32));
             }
+            // Health's timers (SPEC §12): the first outlier review after one interval, the
+            // first check of every host at time 0, after the changes at 0.
+            if let Some(h) = &l.health {
+                if let Some(o) = &h.outlier {
+                    schedule(&mut sim, o.interval, Event::Review);
+                }
+                if h.checks.is_some() {
+                    for s in 0..n {
+                        schedule(&mut sim, 0.0, Event::Check(s as u32));
+                    }
+                }
+            }
         }
         let mut arrivals_over = true;
         if let Some(first) = arrivals.next_gap(&mut workload) {
@@ -291,6 +303,8 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             Event::Resend(r) => return self.lc_resend(r, now),
             Event::Hedge(r) => return self.lc_hedge(r, now),
             Event::Change(i) => self.lc_change(i),
+            Event::Review => self.lc_review(t),
+            Event::Check(s) => self.lc_check(s as usize, t),
         }
         false
     }

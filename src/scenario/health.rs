@@ -69,8 +69,9 @@ pub(super) fn validate_breaker(b: &Breaker) -> Result<(), Invalid> {
 impl Spec {
     /// `[health]` and `[client] breaker`: their values, then a refusal of what the engine does
     /// not simulate yet (a key that is read and does nothing would give numbers that look like
-    /// an answer): outlier detection, health checks and slow start. The breaker is simulated;
-    /// `[health]`'s `panic` is meaningful only with it (nothing else excludes hosts yet).
+    /// an answer): slow start. The breaker, outlier detection (with its success rate) and
+    /// active health checks are simulated; `[health]`'s `panic` is meaningful only with one of
+    /// them (nothing else excludes hosts).
     pub(super) fn validate_health(&self) -> Result<(), Invalid> {
         let breaker = self.client.as_ref().and_then(|c| c.breaker.as_ref());
         if let Some(b) = breaker {
@@ -78,20 +79,15 @@ impl Spec {
         }
         if let Some(h) = &self.health {
             validate_health(h)?;
-            let not_yet = [
-                ("health.outlier", h.outlier.is_some()),
-                ("health.success_rate", h.success_rate),
-                ("health.checks", h.checks.is_some()),
-                ("health.slow_start", h.slow_start.is_some()),
-            ];
-            if let Some((key, _)) = not_yet.iter().find(|(_, set)| *set) {
-                return Err(invalid(key, NOT_YET));
+            if h.slow_start.is_some() {
+                return Err(invalid("health.slow_start", NOT_YET));
             }
-            if breaker.is_none() {
+            if breaker.is_none() && h.outlier.is_none() && h.checks.is_none() {
                 return Err(invalid(
                     "health.panic",
-                    "only client.breaker excludes hosts in this version: without it the panic \
-                     threshold has nothing to act on; add client.breaker or leave out [health]",
+                    "nothing excludes hosts without health.outlier, health.checks or \
+                     client.breaker: the panic threshold has nothing to act on; add one of them \
+                     or leave out [health]",
                 ));
             }
         }
@@ -99,9 +95,9 @@ impl Spec {
     }
 }
 
-/// Why the rest of `[health]` is refused for now.
-const NOT_YET: &str = "not simulated yet: outlier detection, health checks and slow start are \
-                       read and checked but have no effect in this version";
+/// Why slow start is refused for now.
+const NOT_YET: &str = "not simulated yet: slow start is read and checked but no policy weighs \
+                       hosts by it in this version; leave it out";
 
 #[cfg(test)]
 mod tests {
@@ -160,10 +156,12 @@ mod parse_tests {
         assert_eq!(l.changes[0].state, Some(HostState::Down));
         assert_eq!(l.client.breaker.map(|b| (b.failures, b.recovery)), Some((2, 30_000.0)));
         assert!(spec.lifecycle_columns());
-        // Until the engine simulates outlier detection, a file asking for it is refused,
-        // naming the key; the breaker alone, and with [health]'s panic, runs.
-        let e = source.points().unwrap_err().to_string();
-        assert!(e.contains("not simulated yet") && e.contains("health.outlier"), "{e}");
+        // Outlier detection runs; slow start, not simulated yet, is refused naming its key;
+        // the breaker alone, and with [health]'s panic, runs.
+        assert!(source.points().is_ok());
+        let slow = text.replace("[client]", "slow_start = { window = 10.0 }\n[client]");
+        let e = Source::parse("f.toml", &slow).unwrap().points().unwrap_err().to_string();
+        assert!(e.contains("not simulated yet") && e.contains("health.slow_start"), "{e}");
         let panic_only = text.replace("outlier = { consecutive_errors = 3 }", "panic = 0.3");
         assert!(Source::parse("f.toml", &panic_only).unwrap().points().is_ok());
         let no_breaker = panic_only.replace("breaker = { failures = 2 }", "");

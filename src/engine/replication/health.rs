@@ -20,11 +20,21 @@
 //!   without an upstream request and so without a retry. So a fast failure is never retried,
 //!   whatever `retry_on` says: the request fails (a hedged request whose other attempts are
 //!   still awaited waits for them).
+//! - Outlier detection: each client's detector hears every outcome in
+//!   [`Replication::lc_observe`] (an ejection excludes the host at once); its review is an
+//!   event every `interval` ([`Replication::lc_review`]). Active health checks are an event
+//!   per host ([`Replication::lc_check`]) that sends a check or learns its result (see
+//!   [`HealthView`](super::super::health)'s documentation: one checker for every client, probes
+//!   that travel in no time and do not load the servers). Both timers stop once the run has
+//!   all its arrivals, as the board's posts do, so that they do not stretch the run: the
+//!   requests still in flight then finish under the verdicts already reached.
 
-use super::super::event::Job;
+use super::super::event::{Event, Job, schedule};
 use super::super::lifecycle::NONE;
 use super::{Parts, Replication, Servers};
 use crate::info::InfoModel;
+use crate::lifecycle::checks::Reply;
+use crate::lifecycle::health::HostState;
 use crate::policy::Policy;
 use crate::time::SimTime;
 use crate::workload::{Demands, Gaps};
@@ -74,12 +84,46 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             return true;
         }
         let Some(h) = lc.health.as_mut() else { return false };
-        if !h.allowed(client, s) {
-            return true;
+        h.meet(client);
+        let refused = !h.allowed(client, s);
+        if !refused {
+            h.sent(client, s, t);
         }
-        h.sent(client, s, t);
         self.lc_sync_hosts();
-        false
+        refused
+    }
+
+    /// Outlier detection's review at `t`: every client's detector restores and ejects, their
+    /// policies hear it; the next review is scheduled while arrivals go on.
+    pub(super) fn lc_review(&mut self, t: f64) {
+        self.rec.stats.events += 1;
+        let lc = self.parts.lifecycle().expect("a lifecycle");
+        let h = lc.health.as_mut().expect("outlier detection");
+        h.review(t);
+        let interval = lc.cfg.health.and_then(|h| h.outlier).expect("outlier").interval;
+        self.lc_sync_hosts();
+        if !self.arrivals_over {
+            schedule(&mut self.sim, t + interval, Event::Review);
+        }
+    }
+
+    /// Host `s`'s check event at `t`: a check is sent (an `up` host answers at once, a `down`
+    /// host refuses at once, a `hang` host is silent until the check's timeout) or a check's
+    /// result arrives; a verdict changes every client's view. The next check event is
+    /// scheduled while arrivals go on.
+    pub(super) fn lc_check(&mut self, s: usize, t: f64) {
+        self.rec.stats.events += 1;
+        let lc = self.parts.lifecycle().expect("a lifecycle");
+        let reply = match lc.states[s] {
+            HostState::Up => Reply::Answer(t),
+            HostState::Down => Reply::Refused(t),
+            HostState::Hang => Reply::Silent,
+        };
+        let next = lc.health.as_mut().expect("checks").check(s, reply, t);
+        self.lc_sync_hosts();
+        if !self.arrivals_over {
+            schedule(&mut self.sim, next, Event::Check(s as u32));
+        }
     }
 
     /// Whether a client backlog holding `held` is at `max_pending`.
