@@ -61,6 +61,9 @@ pub(crate) struct HealthView {
     ejections: u64,
     /// The earliest end of an OPEN breaker's recovery (infinite: none open).
     due: f64,
+    /// With `--series` only ([`Self::log_changes`]): each change of a client's count of
+    /// excluded hosts, `(time, +1 or -1)`, until the loop takes it ([`Self::logged`]).
+    log: Option<Vec<(f64, i32)>>,
 }
 
 impl HealthView {
@@ -75,6 +78,26 @@ impl HealthView {
             changed: Vec::new(),
             ejections: 0,
             due: f64::INFINITY,
+            log: None,
+        }
+    }
+
+    /// From now on, logs each change of a client's count of excluded hosts with its time (for
+    /// the series' `healthy`).
+    pub(crate) fn log_changes(&mut self) {
+        self.log = Some(Vec::new());
+    }
+
+    /// The changes logged since last asked, in order: `(time, d)`, some client's count of
+    /// excluded hosts grew by `d` (`-1`: a host is healthy again to it) at `time`.
+    pub(crate) fn logged(&mut self) -> impl Iterator<Item = (f64, i32)> + '_ {
+        self.log.iter_mut().flat_map(|l| l.drain(..))
+    }
+
+    /// Logs a change `d` of a client's count of excluded hosts at `now`, if asked to.
+    fn note(&mut self, now: f64, d: i32) {
+        if let Some(l) = &mut self.log {
+            l.push((now, d));
         }
     }
 
@@ -96,7 +119,6 @@ impl HealthView {
     /// Client `c` excludes `host` for `reason` from `now` (a reason already given changes
     /// nothing). An ejection newly set counts in [`Self::ejections`].
     pub(crate) fn exclude(&mut self, c: u32, host: usize, reason: Reason, now: f64) {
-        let _ = now;
         let v = self.client(c);
         let had = v.reasons[host];
         if had & reason as u8 != 0 {
@@ -106,6 +128,7 @@ impl HealthView {
         if had == 0 {
             v.excluded += 1;
             self.changed.push(c);
+            self.note(now, 1);
         }
         if reason == Reason::Ejected {
             self.ejections += 1;
@@ -115,7 +138,6 @@ impl HealthView {
     /// Client `c` no longer excludes `host` for `reason` from `now`; the host is allowed again
     /// once no reason is left.
     pub(crate) fn include(&mut self, c: u32, host: usize, reason: Reason, now: f64) {
-        let _ = now;
         let v = self.client(c);
         let had = v.reasons[host];
         if had & reason as u8 == 0 {
@@ -125,6 +147,7 @@ impl HealthView {
         if v.reasons[host] == 0 {
             v.excluded -= 1;
             self.changed.push(c);
+            self.note(now, -1);
         }
     }
 
@@ -270,6 +293,23 @@ mod tests {
         v.include(0, 1, Reason::Unhealthy, 2.0);
         assert!(v.allowed(0, 1));
         assert_eq!(given(&mut v), [(0, None)]);
+    }
+
+    /// The log for the series holds a change of a client's count of excluded hosts, not a
+    /// reason added to a host already excluded, nor anything before it is asked for.
+    #[test]
+    fn the_log_holds_each_change_of_a_clients_excluded_count_with_its_time() {
+        let mut v = HealthView::new(4, 0.0, None);
+        v.exclude(0, 0, Reason::Ejected, 1.0);
+        assert_eq!(v.logged().count(), 0, "not asked for");
+        v.log_changes();
+        v.exclude(1, 2, Reason::Ejected, 2.0);
+        v.exclude(1, 2, Reason::Unhealthy, 3.0);
+        v.include(1, 2, Reason::Ejected, 4.0);
+        v.include(1, 2, Reason::Unhealthy, 5.0);
+        v.include(0, 0, Reason::Ejected, 6.0);
+        assert_eq!(v.logged().collect::<Vec<_>>(), [(2.0, 1), (5.0, -1), (6.0, -1)]);
+        assert_eq!(v.logged().count(), 0, "taken");
     }
 
     /// Envoy's `isHostSetInPanic` is a strict `healthy < threshold`: 5 of 10 healthy at 0.5 is
