@@ -1,6 +1,7 @@
 //! What the request lifecycle's outputs say (SPEC §11): the `success` and `goodput` lines of
 //! `--series`, whole and sharded; `realised_load` when requests fail; a row where every request
-//! fails; the shipped Linkerd and retry-storm examples.
+//! fails; the shipped Linkerd and retry-storm examples. And the health view's `healthy` line
+//! (SPEC §12), whole and sharded.
 
 use crate::util::{Dir, column, lbsim, lbsim_ok};
 
@@ -182,4 +183,87 @@ fn the_retry_storm_outlasts_the_dip_without_a_budget() {
     assert!(late("0.7", "0.0") < 0.2, "{}", late("0.7", "0.0"));
     assert!(late("0.8", "0.0") < 0.2);
     assert!(late("0.7", "0.2") > 0.9, "{}", late("0.7", "0.2"));
+}
+
+/// A farm of 10 hosts at load 0.5, hosts 0-2 `down` from T = 500 for good; 4 clients, each
+/// with least-request, a timeout of 30 and (`breaker`) a breaker of 5 failures that never
+/// recovers.
+fn breaker_farm(dir: &Dir, breaker: bool) -> String {
+    let breaker = if breaker { "breaker = { failures = 5, recovery = 1e12 }\n" } else { "" };
+    dir.file(
+        &format!("down{}.toml", breaker.len()),
+        &format!(
+            "policies = [\"least-request\"]\n[farm]\ngroups = [{{ name = \"bad\", count = 3, \
+             rate = 1.0 }}, {{ name = \"good\", count = 7, rate = 1.0 }}]\n[arrivals]\n\
+             load = 0.5\n[info]\nclients = 4\n[client]\ntimeout = 30.0\n{breaker}[run]\n\
+             requests = 6000\nwarmup = 200\nseeds = 3\n[[events]]\nat = 500.0\ngroup = \"bad\"\n\
+             state = \"down\"\n"
+        ),
+    )
+}
+
+/// `healthy` is the fraction of hosts a client considers healthy, time-averaged over the window
+/// and averaged over clients and replications; windows of 50 here.
+/// - Before T no breaker opens: a failure would be a timeout, and an M/M/1 sojourn at load 0.5
+///   exceeds 30 with probability e^-15 (3e-7), five in a row never: exactly 1.
+/// - After T the 7 hosts left run at 0.71: a timeout has probability e^-8.6 (2e-4), five in a
+///   row at one host about 1e-18, so no breaker of theirs opens: never below 0.7.
+/// - When the breakers of the down hosts open: the requests a host held at T are lost and time
+///   out by T + 30 (till then least-request sees them active and avoids the host). From then on
+///   a down host refuses at once, holds nothing, and least-request (two draws with replacement,
+///   ties at random) picks it with probability at least 0.01 + 0.18 / 2 = 0.1 per request of
+///   its client until its breaker opens. A client sends 1.25 requests per unit time: in 300
+///   units at least 300 with probability 1 - 5e-5 (Poisson of mean 375), and a host picked
+///   fewer than 5 times in 300 requests at 0.1 has probability about 3e-9 — so from T + 330 on,
+///   every client excludes exactly its 3 down hosts: 0.7, up to the rounding of the averages.
+///   (Measured over 10 seeds: every breaker is open by T + 100, some 120 requests per client.)
+/// - The window holding T is between the two.
+///
+/// Without a breaker (nor `[health]`) there is no view, and no `healthy` line.
+#[test]
+fn healthy_falls_to_the_hosts_left_once_the_breakers_open() {
+    let dir = Dir::new("outcomes-healthy");
+    let csv = dir.0.join("s.csv");
+    let csv = csv.to_str().unwrap();
+    let args = ["--series", csv, "--series-window", "50", "--format", "csv"];
+    lbsim_ok(&[&["run", &breaker_farm(&dir, true)][..], &args].concat());
+    let series = std::fs::read_to_string(csv).unwrap();
+    let healthy = metric(&series, "least-request", "healthy");
+    assert_eq!(healthy.len(), metric(&series, "least-request", "requests").len());
+    assert!(healthy.len() >= 22, "about 1200 time units in windows of 50: {}", healthy.len());
+    for (t, h) in &healthy {
+        let h: f64 = h.parse().unwrap_or_else(|_| panic!("window {t}: {h:?}"));
+        assert!(h > 0.7 - 1e-12, "window {t}: {h}");
+        if *t < 500.0 {
+            assert_eq!(h, 1.0, "window {t}");
+        } else if *t >= 850.0 {
+            assert!((h - 0.7).abs() < 1e-12, "window {t}: {h}");
+        } else if *t == 500.0 {
+            assert!(h > 0.7 && h < 1.0, "window {t}: {h}");
+        }
+    }
+    lbsim_ok(&[&["run", &breaker_farm(&dir, false)][..], &args].concat());
+    let series = std::fs::read_to_string(csv).unwrap();
+    assert!(series.contains(",goodput,") && !series.contains("healthy"), "{series}");
+}
+
+/// Shards carry the windows' health in their records: merged, the series is the whole run's.
+#[test]
+fn sharded_healthy_series_merge_to_the_whole() {
+    let dir = Dir::new("outcomes-healthy-shards");
+    let path = |name: &str| dir.0.join(name).to_str().unwrap().to_string();
+    let file = breaker_farm(&dir, true);
+    let base = ["run", file.as_str(), "--series-window", "50", "--series"];
+    lbsim_ok(&[&base[..], &[path("whole.csv").as_str(), "-o", &path("whole.txt")]].concat());
+    let whole = std::fs::read(path("whole.csv")).unwrap();
+    assert!(String::from_utf8_lossy(&whole).contains(",healthy,0.7"));
+    let mut files = Vec::new();
+    for k in 0..2 {
+        let out = path(&format!("shard{k}.jsonl"));
+        let shard = format!("{k}/2");
+        lbsim_ok(&[&base[..], &[path("x.csv").as_str(), "--shard", &shard, "-o", &out]].concat());
+        files.push(out);
+    }
+    lbsim_ok(&["merge", &files[0], &files[1], "--series", &path("merged.csv")]);
+    assert_eq!(std::fs::read(path("merged.csv")).unwrap(), whole);
 }

@@ -32,7 +32,7 @@ pub use crate::signal::{LoadReport, ProbeReply, Response};
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::stats::tape::TapeWriter;
-pub use crate::stats::{Buckets, Outcomes, SpooledWindows, Window, Windows};
+pub use crate::stats::{Buckets, Health, Outcomes, SpooledWindows, Window, Windows};
 
 /// Completions a server remembers for its latency estimate.
 pub const RECENT: usize = 16;
@@ -198,6 +198,7 @@ struct Open {
     queue: Vec<f64>,
     dense: Vec<u64>,
     outcomes: Outcomes,
+    health: Health,
 }
 
 /// Where closed windows go.
@@ -238,6 +239,17 @@ pub(super) struct WindowRecorder {
     sink: Sink,
     /// The windows carry the request lifecycle's [`Outcomes`].
     outcomes: bool,
+    /// With a health view, the windows carry its [`Health`]: see [`Healthy`].
+    health: Option<Healthy>,
+}
+
+/// The clients' health view as the series integrates it: the hosts excluded, summed over the
+/// clients, since when (integrated up to then), and the clients times the hosts.
+#[derive(Debug, Clone, Copy)]
+struct Healthy {
+    excluded: u64,
+    since: f64,
+    pairs: f64,
 }
 
 impl WindowRecorder {
@@ -265,12 +277,20 @@ impl WindowRecorder {
             base: 0,
             sink,
             outcomes: false,
+            health: None,
         }
     }
 
     /// The same recorder, its windows carrying the request lifecycle's [`Outcomes`].
     pub(super) fn with_outcomes(self) -> Self {
         WindowRecorder { outcomes: true, ..self }
+    }
+
+    /// The same recorder, its windows carrying the [`Health`] of `clients` clients' views of
+    /// the hosts, all healthy at time 0.
+    pub(super) fn with_health(self, clients: u32) -> Self {
+        let pairs = f64::from(clients) * self.n as f64;
+        WindowRecorder { health: Some(Healthy { excluded: 0, since: 0.0, pairs }), ..self }
     }
 
     /// The window holding time `t`, opened (with those before it) if it is not yet: the one
@@ -289,6 +309,7 @@ impl WindowRecorder {
                 queue: vec![0.0; n],
                 dense: Vec::new(),
                 outcomes: [0; 3],
+                health: [0.0; 2],
             });
         }
         w
@@ -315,6 +336,25 @@ impl WindowRecorder {
         self.len[s].1 = from;
     }
 
+    /// Integrates the fraction of hosts the clients consider healthy up to `to`, window by
+    /// window (nothing without a health view).
+    fn integrate_health(&mut self, to: f64) {
+        let Some(Healthy { excluded, since, pairs }) = self.health else { return };
+        let healthy = 1.0 - excluded as f64 / pairs;
+        let mut from = since;
+        while from < to {
+            let w = self.window(from);
+            let end = (((w + 1) as f64) * self.width).min(to);
+            let h = &mut self.at(w).health;
+            h[0] += end - from;
+            h[1] += healthy * (end - from);
+            from = end;
+        }
+        if let Some(h) = &mut self.health {
+            h.since = from;
+        }
+    }
+
     /// Closes the windows that ended [`OPEN_AFTER`] windows before `t`.
     fn close_before(&mut self, t: f64) {
         while !self.open.is_empty() && ((self.base + 1 + OPEN_AFTER) as f64) * self.width <= t {
@@ -322,6 +362,7 @@ impl WindowRecorder {
             for s in 0..self.n {
                 self.integrate(s, end);
             }
+            self.integrate_health(end);
             self.close();
         }
     }
@@ -334,6 +375,7 @@ impl WindowRecorder {
             queue: o.queue,
             latency: Buckets::from_counts(&o.dense),
             outcomes: self.outcomes.then_some(o.outcomes),
+            health: self.health.map(|_| o.health),
         };
         self.base += 1;
         match &mut self.sink {
@@ -401,12 +443,22 @@ impl WindowRecorder {
         o[2] += u64::from(success);
     }
 
-    /// The series, every server's queue integrated up to `t`.
+    /// Some client's count of excluded hosts changed by `d` at `t` (no earlier than the last
+    /// change): the health view's log.
+    pub(super) fn health_changed(&mut self, t: f64, d: i32) {
+        self.integrate_health(t);
+        if let Some(h) = &mut self.health {
+            h.excluded = h.excluded.saturating_add_signed(i64::from(d));
+        }
+    }
+
+    /// The series, every server's queue and the health view integrated up to `t`.
     pub(super) fn finish(mut self, t: f64) -> Recorded {
         for s in 0..self.n {
             let len = self.len[s].0;
             self.changed(s, len, t);
         }
+        self.integrate_health(t);
         while !self.open.is_empty() {
             self.close();
         }
@@ -555,6 +607,32 @@ mod tests {
         // Per window, a few bytes for the buckets used, not 8 for each of the 802 buckets.
         assert!(out.latency[0].bytes() <= 12, "{} bytes", out.latency[0].bytes());
         assert!(out.latency[1..].iter().all(Buckets::is_empty));
+    }
+
+    #[test]
+    fn the_health_view_is_integrated_window_by_window_over_the_time_covered() {
+        // 2 clients of 5 hosts (10 pairs), windows of 10: one host excluded at 5, another at 12,
+        // the first back at 25; the run ends at 74. Healthy: 1 until 5, 0.9 until 12, 0.8 until
+        // 25, then 0.9. Window 0: 5 * 1 + 5 * 0.9; window 1: 2 * 0.9 + 8 * 0.8; window 2:
+        // 5 * 0.8 + 5 * 0.9; then 0.9 over 10 (windows 3 to 6) and over the 4 units of window 7.
+        let want = [9.5, 8.2, 8.5, 9.0, 9.0, 9.0, 9.0, 3.6];
+        for spool in [false, true] {
+            let mut w = WindowRecorder::new(5, &[], 10.0, spool).with_health(2);
+            w.health_changed(5.0, 1);
+            w.health_changed(12.0, 1);
+            w.health_changed(25.0, -1);
+            let out = windows(w.finish(74.0));
+            assert_eq!(out.health.len(), want.len());
+            for (k, (&[span, area], &want)) in out.health.iter().zip(&want).enumerate() {
+                assert_eq!(span, if k < 7 { 10.0 } else { 4.0 }, "window {k}");
+                assert!((area - want).abs() < 1e-12, "window {k}: {area}");
+            }
+            assert_eq!(out.damage(BUCKETS), None);
+        }
+        // Without a view the windows carry none, and a record shows no trace of them.
+        let out = windows(WindowRecorder::new(1, &[], 10.0, true).finish(30.0));
+        assert!(out.health.is_empty());
+        assert!(!serde_json::to_string(&out).unwrap().contains("health"));
     }
 
     #[test]

@@ -82,6 +82,9 @@ pub(crate) struct HealthView {
     /// Per host: the result of its check under way, known at its next check event (a check
     /// that waits for its timeout).
     pending: Vec<Option<bool>>,
+    /// With `--series` only ([`Self::log_changes`]): each change of a client's count of
+    /// excluded hosts, `(time, +1 or -1)`, until the loop takes it ([`Self::logged`]).
+    log: Option<Vec<(f64, i32)>>,
 }
 
 impl HealthView {
@@ -98,6 +101,26 @@ impl HealthView {
             outlier: None,
             checker: None,
             pending: Vec::new(),
+            log: None,
+        }
+    }
+
+    /// From now on, logs each change of a client's count of excluded hosts with its time (for
+    /// the series' `healthy`).
+    pub(crate) fn log_changes(&mut self) {
+        self.log = Some(Vec::new());
+    }
+
+    /// The changes logged since last asked, in order: `(time, d)`, some client's count of
+    /// excluded hosts grew by `d` (`-1`: a host is healthy again to it) at `time`.
+    pub(crate) fn logged(&mut self) -> impl Iterator<Item = (f64, i32)> + '_ {
+        self.log.iter_mut().flat_map(|l| l.drain(..))
+    }
+
+    /// Logs a change `d` of a client's count of excluded hosts at `now`, if asked to.
+    fn note(&mut self, now: f64, d: i32) {
+        if let Some(l) = &mut self.log {
+            l.push((now, d));
         }
     }
 
@@ -110,20 +133,21 @@ impl HealthView {
         if self.checker.is_some() {
             // The one client of a run without a fleet hears the checks from the start; a
             // fleet's other clients appear with their first request ([`Self::meet`]).
-            self.client(0);
+            self.client(0, 0.0);
         }
         self
     }
 
     /// Client `c` is about to send: its view exists from now on (with the hosts the checker
     /// finds unhealthy excluded, see [`Self::client`]).
-    pub(crate) fn meet(&mut self, c: u32) {
-        self.client(c);
+    pub(crate) fn meet(&mut self, c: u32, now: f64) {
+        self.client(c, now);
     }
 
     /// Client `c`'s view, a fresh one the first time: breakers closed, nothing ejected, the
-    /// hosts the checker finds unhealthy excluded (and every other host allowed).
-    fn client(&mut self, c: u32) -> &mut ClientView {
+    /// hosts the checker finds unhealthy excluded (and every other host allowed), logged at
+    /// `now` for the series.
+    fn client(&mut self, c: u32, now: f64) -> &mut ClientView {
         let i = c as usize;
         if self.clients.len() <= i {
             let mut fresh = ClientView {
@@ -142,6 +166,7 @@ impl HealthView {
             for new in self.clients.len()..=i {
                 if fresh.excluded > 0 {
                     self.changed.push(new as u32);
+                    self.note(now, fresh.excluded as i32);
                 }
             }
             self.clients.resize(i + 1, fresh);
@@ -152,8 +177,7 @@ impl HealthView {
     /// Client `c` excludes `host` for `reason` from `now` (a reason already given changes
     /// nothing).
     pub(crate) fn exclude(&mut self, c: u32, host: usize, reason: Reason, now: f64) {
-        let _ = now;
-        let v = self.client(c);
+        let v = self.client(c, now);
         let had = v.reasons[host];
         if had & reason as u8 != 0 {
             return;
@@ -162,14 +186,14 @@ impl HealthView {
         if had == 0 {
             v.excluded += 1;
             self.changed.push(c);
+            self.note(now, 1);
         }
     }
 
     /// Client `c` no longer excludes `host` for `reason` from `now`; the host is allowed again
     /// once no reason is left.
     pub(crate) fn include(&mut self, c: u32, host: usize, reason: Reason, now: f64) {
-        let _ = now;
-        let v = self.client(c);
+        let v = self.client(c, now);
         let had = v.reasons[host];
         if had & reason as u8 == 0 {
             return;
@@ -178,6 +202,7 @@ impl HealthView {
         if v.reasons[host] == 0 {
             v.excluded -= 1;
             self.changed.push(c);
+            self.note(now, -1);
         }
     }
 
@@ -249,7 +274,7 @@ impl HealthView {
         if self.breaker.is_none() {
             return;
         }
-        if self.client(c).breakers[host].sent() {
+        if self.client(c, now).breakers[host].sent() {
             self.exclude(c, host, Reason::Open, now);
         }
     }
@@ -258,7 +283,7 @@ impl HealthView {
     /// and its breaker (if any) count it; an ejection excludes the host.
     pub(crate) fn observe(&mut self, c: u32, host: usize, ok: bool, now: f64) {
         if self.outlier.is_some() {
-            let v = self.client(c);
+            let v = self.client(c, now);
             let d = v.detector.as_mut().expect("a detector with outlier detection");
             if d.observe(host, ok, now) {
                 self.exclude(c, host, Reason::Ejected, now);
@@ -267,7 +292,7 @@ impl HealthView {
         if self.breaker.is_none() {
             return;
         }
-        match self.client(c).breakers[host].observe(ok, now) {
+        match self.client(c, now).breakers[host].observe(ok, now) {
             Transition::None => {}
             Transition::Opened(until) => {
                 self.due = self.due.min(until);
@@ -391,6 +416,23 @@ mod tests {
         v.include(0, 1, Reason::Unhealthy, 2.0);
         assert!(v.allowed(0, 1));
         assert_eq!(given(&mut v), [(0, None)]);
+    }
+
+    /// The log for the series holds a change of a client's count of excluded hosts, not a
+    /// reason added to a host already excluded, nor anything before it is asked for.
+    #[test]
+    fn the_log_holds_each_change_of_a_clients_excluded_count_with_its_time() {
+        let mut v = HealthView::new(4, 0.0, None);
+        v.exclude(0, 0, Reason::Ejected, 1.0);
+        assert_eq!(v.logged().count(), 0, "not asked for");
+        v.log_changes();
+        v.exclude(1, 2, Reason::Ejected, 2.0);
+        v.exclude(1, 2, Reason::Unhealthy, 3.0);
+        v.include(1, 2, Reason::Ejected, 4.0);
+        v.include(1, 2, Reason::Unhealthy, 5.0);
+        v.include(0, 0, Reason::Ejected, 6.0);
+        assert_eq!(v.logged().collect::<Vec<_>>(), [(2.0, 1), (5.0, -1), (6.0, -1)]);
+        assert_eq!(v.logged().count(), 0, "taken");
     }
 
     /// Envoy's `isHostSetInPanic` is a strict `healthy < threshold`: 5 of 10 healthy at 0.5 is

@@ -41,6 +41,8 @@ pub(super) trait Parts {
     fn request_arrived(&mut self, t: f64);
     /// The lifecycle's measured request ended at `t`, answered or failed (for the series).
     fn request_ended(&mut self, t: f64, success: bool);
+    /// The changes of the clients' health views logged since the last call go to the series.
+    fn health_logged(&mut self);
     /// Adds what the parts measured to `stats`; the replication ended at `end`.
     fn finish(self, stats: &mut RepStats, end: f64);
 }
@@ -88,6 +90,9 @@ impl Parts for Off {
     fn request_ended(&mut self, _: f64, _: bool) {}
 
     #[inline(always)]
+    fn health_logged(&mut self) {}
+
+    #[inline(always)]
     fn finish(self, _: &mut RepStats, _: f64) {}
 }
 
@@ -104,21 +109,29 @@ pub(super) struct On {
 impl On {
     /// The parts of `farm` under `opts`. The admission stage draws from its own stream, seeded
     /// from a copy of the workload stream (which it leaves where it was): policies still see the
-    /// same requests.
-    pub(super) fn new(farm: &Farm, opts: &SimOptions, workload: &SimRng) -> Self {
+    /// same requests. With a health view, the series averages it over `clients` clients.
+    pub(super) fn new(farm: &Farm, opts: &SimOptions, workload: &SimRng, clients: u32) -> Self {
         let gate = farm.admission.map(|adm| {
             use rand::Rng;
             Gate::new(&adm, StreamKey::new(workload.clone().next_u64(), "admission").rng())
         });
         let n = farm.rates.len();
-        let windows = (opts.series).map(|width| {
-            let w = WindowRecorder::new(n, &opts.series_groups, width, opts.series_spool);
-            if farm.lifecycle.is_some() { w.with_outcomes() } else { w }
-        });
         // The lifecycle's streams are seeded like the admission stage's, under their own names.
-        let lifecycle = farm.lifecycle.as_ref().map(|l| {
+        let mut lifecycle = farm.lifecycle.as_ref().map(|l| {
             use rand::Rng;
             Box::new(LifecycleState::new(l, &farm.rates, workload.clone().next_u64()))
+        });
+        let view = lifecycle.as_mut().and_then(|l| l.health.as_mut());
+        let windows = (opts.series).map(|width| {
+            let w = WindowRecorder::new(n, &opts.series_groups, width, opts.series_spool);
+            let w = if farm.lifecycle.is_some() { w.with_outcomes() } else { w };
+            match view {
+                Some(v) => {
+                    v.log_changes();
+                    w.with_health(clients)
+                }
+                None => w,
+            }
         });
         On { gate, delayed: VecDeque::new(), windows, lifecycle }
     }
@@ -192,7 +205,17 @@ impl Parts for On {
         }
     }
 
-    fn finish(self, stats: &mut RepStats, end: f64) {
+    fn health_logged(&mut self) {
+        let (Some(w), Some(l)) = (&mut self.windows, &mut self.lifecycle) else { return };
+        if let Some(h) = &mut l.health {
+            for (t, d) in h.logged() {
+                w.health_changed(t, d);
+            }
+        }
+    }
+
+    fn finish(mut self, stats: &mut RepStats, end: f64) {
+        self.health_logged();
         if let Some(l) = &self.lifecycle {
             stats.lifecycle = l.stats;
             if let Some(h) = &l.health {

@@ -96,7 +96,8 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
         .as_ref()
         .is_some_and(|l| l.client.cancel || l.changes.iter().any(|c| c.state.is_some()));
     let parts = opts.clone();
-    let on = || On::new(farm, &parts, &workload);
+    let clients = policy.clients();
+    let on = || On::new(farm, &parts, &workload, clients);
     let b = Builder { farm, len, opts, policy, info, arrivals, service };
     match farm.discipline {
         Discipline::Fifo if farm.slots == 1 && fixed_rates && bare => {

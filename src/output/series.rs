@@ -20,7 +20,13 @@
 //!   fraction of those that ended successfully (answered without error within the deadline),
 //!   empty when none ended; `goodput` is the successful requests per unit time over the offered
 //!   rate, both over the window: the successes that ended in it over the measured requests that
-//!   arrived in it, empty when none arrived (the column's definition, over one window).
+//!   arrived in it, empty when none arrived (the column's definition, over one window);
+//! - with a health view (SPEC §12: `[health]` or `[client] breaker`) only, `healthy`: the
+//!   fraction of hosts a client considers healthy (excludes for no reason: not ejected, not
+//!   marked unhealthy by checks, its breaker not open), time-averaged over the window and
+//!   averaged over the clients and replications. A panic does not change it: it changes the
+//!   hosts a policy may pick, not those its client considers healthy. Where a replication ended
+//!   inside the window, only the time it covered counts ([`crate::stats::Health`]).
 //!
 //! `time` is the start of the window.
 
@@ -29,7 +35,7 @@ use std::sync::Arc;
 
 use crate::engine::{BUCKETS, Buckets, SpooledWindows, Window, Windows, bucket_quantile};
 use crate::stats::tape::{Tape, TapeWriter};
-use crate::stats::{Outcomes, RepStats, add_outcomes};
+use crate::stats::{Health, Outcomes, RepStats, add_health, add_outcomes};
 
 /// The replications of one row, added up per window and group.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -50,6 +56,9 @@ pub struct Pooled {
     /// `outcomes[w]`: the request lifecycle's outcomes of window `w` over all replications
     /// (`None` without a lifecycle).
     pub outcomes: Vec<Option<Outcomes>>,
+    /// `health[w]`: the clients' health view over window `w`, spans and areas summed over all
+    /// replications (`None` without a health view).
+    pub health: Vec<Option<Health>>,
     /// Each server's group.
     pub(crate) group_of: Vec<usize>,
     /// Per group: `1 / (servers * width * reps)`, the scale of a queue integral.
@@ -88,6 +97,7 @@ impl Pooled {
             self.queue.resize(windows, vec![0.0; g]);
             self.latency.resize(windows, Buckets::default());
             self.outcomes.resize(windows, None);
+            self.health.resize(windows, None);
         }
         let (group_of, scale) = (&self.group_of, &self.scale);
         for (k, picks) in w.picks.iter().enumerate() {
@@ -99,6 +109,7 @@ impl Pooled {
             }
             self.latency[k].add(&w.latency[k]);
             add_outcomes(&mut self.outcomes[k], w.outcomes.get(k).copied());
+            add_health(&mut self.health[k], w.health.get(k).copied());
         }
     }
 
@@ -222,6 +233,7 @@ impl PooledTape {
         }
         sum.latency.add(&w.latency);
         add_outcomes(&mut sum.outcomes, w.outcomes);
+        add_health(&mut sum.health, w.health);
     }
 
     /// The pooled windows, in order.
@@ -246,6 +258,7 @@ impl PooledTape {
             p.queue.push(w.queue);
             p.latency.push(w.latency);
             p.outcomes.push(w.outcomes);
+            p.health.push(w.health);
         }
         Ok(p)
     }
@@ -291,6 +304,7 @@ pub fn csv(head: &[String], rows: &[(Vec<String>, &Pooled)]) -> String {
                 queue: p.queue[k].clone(),
                 latency: p.latency[k].clone(),
                 outcomes: p.outcomes[k],
+                health: p.health[k],
             };
             lines(&mut w, lead, k as f64 * p.width, &p.groups, &window).expect("writing to memory");
         }
@@ -336,6 +350,9 @@ fn lines<W: Write>(
         line("success", num(succeeded as f64 / ended as f64))?;
         line("goodput", num(succeeded as f64 / arrived as f64))?;
     }
+    if let Some([span, area]) = window.health {
+        line("healthy", num(area / span))?;
+    }
     Ok(())
 }
 
@@ -354,6 +371,7 @@ mod tests {
                 queue: vec![0.1 * x, 1e16 + x / 3.0, 0.7 / (x + 1.0)],
                 latency: Buckets::from_pairs([(k % 5, r + 1), (300 + r as usize, 2)]),
                 outcomes: Some([r + k as u64, r + 1, r]),
+                health: Some([2.5, 2.5 / (x + 1.0)]),
             });
         }
         w
@@ -427,11 +445,39 @@ mod tests {
         assert_eq!(metric("goodput"), ["0.25", "", ""]);
         // Without the lifecycle, the lines are the ones written before it existed.
         let plain = Windows { width: 10.0, ..rep(1, 3) };
-        let plain = Windows { outcomes: Vec::new(), ..plain };
+        let plain = Windows { outcomes: Vec::new(), health: Vec::new(), ..plain };
         let mut p = Pooled::new(&[("a".to_string(), 1), ("b".to_string(), 2)], 10.0, 1);
         p.add(&plain);
         let text = csv(&head, &[(vec!["rr".to_string()], &p)]);
         assert_eq!(text.lines().count(), 1 + 3 * 7);
         assert!(!text.contains("success") && !text.contains("goodput"));
+        assert!(!text.contains("healthy"));
+    }
+
+    /// `healthy` is the pooled area over the pooled span: a replication that ended early in a
+    /// window weighs by the time it covered, and one without the window does not count.
+    #[test]
+    fn healthy_is_the_time_average_over_the_spans_the_replications_covered() {
+        let groups = [("a".to_string(), 1)];
+        let one = |health: &[[f64; 2]]| {
+            let mut w = Windows { width: 10.0, ..Windows::default() };
+            for &h in health {
+                w.push(Window { health: Some(h), ..Window::zero(1, 1) });
+            }
+            w
+        };
+        let mut p = Pooled::new(&groups, 10.0, 2);
+        // Replication 0: healthy 1 over window 0, 0.5 over window 1, 0.7 over the 4 units it
+        // covered of window 2. Replication 1: 0.8, 0.6, and it ended before window 2.
+        p.add(&one(&[[10.0, 10.0], [10.0, 5.0], [4.0, 2.8]]));
+        p.add(&one(&[[10.0, 8.0], [10.0, 6.0]]));
+        let head = vec!["policy".to_string()];
+        let text = csv(&head, &[(vec!["rr".to_string()], &p)]);
+        let healthy: Vec<&str> = text
+            .lines()
+            .filter(|l| l.split(',').nth(2) == Some("healthy"))
+            .map(|l| l.split(',').nth(3).unwrap())
+            .collect();
+        assert_eq!(healthy, ["0.9", "0.55", "0.7"]);
     }
 }

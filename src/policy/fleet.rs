@@ -218,6 +218,11 @@ impl<P: Policy> Policy for Fleet<P> {
     const HOLDS: bool = P::HOLDS;
 
     #[inline]
+    fn clients(&self) -> u32 {
+        self.clients.len() as u32
+    }
+
+    #[inline]
     fn assign(&mut self) -> u32 {
         self.draw() as u32
     }

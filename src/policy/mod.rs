@@ -161,6 +161,13 @@ pub trait Policy {
     /// while it is not empty.
     const HOLDS: bool = false;
 
+    /// The clients the policy dispatches for (SPEC §8): 1 for one balancer, a fleet's count.
+    /// Tags ([`Self::tag`]) and [`Self::assign`] name clients below it.
+    #[inline]
+    fn clients(&self) -> u32 {
+        1
+    }
+
     /// The client that sends the next arrival (a fleet draws it here); only called when
     /// [`Self::HOLDS`].
     #[inline]

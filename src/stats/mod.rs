@@ -17,7 +17,9 @@ pub use rep::{LatencyHistogram, LatencyRecorder, RepStats, StopReason};
 pub use series::{Series, SeriesRecorder, Truncation};
 pub use student_t::{ci95_half_width, t_quantile_975};
 pub use tally::{STANDARD_QUANTILES, SeriesSum, Tally};
-pub use windows::{Buckets, Outcomes, SpooledWindows, Window, Windows, add_outcomes};
+pub use windows::{
+    Buckets, Health, Outcomes, SpooledWindows, Window, Windows, add_health, add_outcomes,
+};
 
 /// Median of `xs` (the mean of the two middle values for an even count). `NaN` when empty.
 pub fn median(xs: &[f64]) -> f64 {

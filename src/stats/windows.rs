@@ -37,6 +37,10 @@ pub struct Windows {
     /// empty without one (and then absent from a record).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outcomes: Vec<Outcomes>,
+    /// `health[w]`: with a health view (SPEC §12: `[health]` or `[client] breaker`) only,
+    /// window `w`'s [`Health`]; empty without one (and then absent from a record).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub health: Vec<Health>,
 }
 
 /// What became of a window's measured requests under the request lifecycle (SPEC §11):
@@ -52,6 +56,22 @@ pub fn add_outcomes(sum: &mut Option<Outcomes>, other: Option<Outcomes>) {
         for (s, x) in sum.iter_mut().zip(o) {
             *s += x;
         }
+    }
+}
+
+/// How healthy the hosts looked to the clients over a window (SPEC §12): `[span, area]`, the
+/// time the replication covered of the window (its width, less where the run ended inside it)
+/// and the integral over that time of the fraction of hosts a client considers healthy,
+/// averaged over the clients. `area / span` is the window's `healthy`; spans and areas of
+/// replications add up.
+pub type Health = [f64; 2];
+
+/// Adds `other` to `sum` (`None`, no health view, takes them as they are).
+pub fn add_health(sum: &mut Option<Health>, other: Option<Health>) {
+    if let Some([span, area]) = other {
+        let sum = sum.get_or_insert([0.0; 2]);
+        sum[0] += span;
+        sum[1] += area;
     }
 }
 
@@ -73,6 +93,16 @@ impl Windows {
                 "its windows hold {n} dispatch counts and {} request outcomes",
                 self.outcomes.len()
             ));
+        }
+        if !self.health.is_empty() && self.health.len() != n {
+            return Some(format!(
+                "its windows hold {n} dispatch counts and {} health integrals",
+                self.health.len()
+            ));
+        }
+        let fine = |[span, area]: Health| span.is_finite() && span >= 0.0 && area >= 0.0;
+        if let Some(h) = self.health.iter().find(|&&h| !(fine(h) && h[1] <= h[0] * (1.0 + 1e-9))) {
+            return Some(format!("a window's health integral {h:?} is not a fraction of its span"));
         }
         if let Some(o) = self.outcomes.iter().find(|o| o[2] > o[1]) {
             return Some(format!("a window's outcomes {o:?} have more successes than ends"));
@@ -117,6 +147,7 @@ impl Windows {
             queue: self.queue[w].clone(),
             latency: self.latency[w].clone(),
             outcomes: self.outcomes.get(w).copied(),
+            health: self.health.get(w).copied(),
         }
     }
 
@@ -127,6 +158,9 @@ impl Windows {
         self.latency.push(w.latency);
         if let Some(o) = w.outcomes {
             self.outcomes.push(o);
+        }
+        if let Some(h) = w.health {
+            self.health.push(h);
         }
     }
 }
@@ -143,6 +177,8 @@ pub struct Window {
     pub latency: Buckets,
     /// What became of its requests, with the request lifecycle only.
     pub outcomes: Option<Outcomes>,
+    /// How healthy the hosts looked to the clients, with a health view only.
+    pub health: Option<Health>,
 }
 
 impl Window {
@@ -153,12 +189,14 @@ impl Window {
             queue: vec![0.0; queue],
             latency: Buckets::default(),
             outcomes: None,
+            health: None,
         }
     }
 
     /// Writes the window: the counts as LEB128 varints, the areas as their eight bytes (read back
-    /// to the bit), then the histogram's bytes after their length, then 0 without outcomes or 1
-    /// and the three outcomes.
+    /// to the bit), then the histogram's bytes after their length, then a varint of flags (1:
+    /// outcomes follow, 2: health follows; 0 without either), the three outcomes and the health's
+    /// two floats.
     pub fn write(&self, out: &mut impl Write) -> io::Result<()> {
         for &p in &self.picks {
             put_varint(out, p)?;
@@ -168,13 +206,15 @@ impl Window {
         }
         put_varint(out, self.latency.0.len() as u64)?;
         out.write_all(&self.latency.0)?;
-        match self.outcomes {
-            None => put_varint(out, 0),
-            Some(o) => {
-                put_varint(out, 1)?;
-                o.iter().try_for_each(|&x| put_varint(out, x))
-            }
+        let flags = u64::from(self.outcomes.is_some()) + 2 * u64::from(self.health.is_some());
+        put_varint(out, flags)?;
+        if let Some(o) = self.outcomes {
+            o.iter().try_for_each(|&x| put_varint(out, x))?;
         }
+        if let Some(h) = self.health {
+            h.iter().try_for_each(|x| out.write_all(&x.to_le_bytes()))?;
+        }
+        Ok(())
     }
 
     /// Reads a window [`Window::write`] wrote, of `picks` groups and `queue` areas.
@@ -189,11 +229,17 @@ impl Window {
         let len = usize::try_from(get_varint(r)?).map_err(io::Error::other)?;
         let mut latency = vec![0u8; len];
         r.read_exact(&mut latency)?;
-        let outcomes = match get_varint(r)? {
+        let flags = get_varint(r)?;
+        let outcomes = match flags & 1 {
             0 => None,
             _ => Some([get_varint(r)?, get_varint(r)?, get_varint(r)?]),
         };
-        Ok(Window { picks, queue: areas, latency: Buckets(latency), outcomes })
+        let mut float = || r.read_exact(&mut bytes).map(|()| f64::from_le_bytes(bytes));
+        let health = match flags & 2 {
+            0 => None,
+            _ => Some([float()?, float()?]),
+        };
+        Ok(Window { picks, queue: areas, latency: Buckets(latency), outcomes, health })
     }
 }
 
@@ -422,8 +468,16 @@ mod tests {
             queue: vec![vec![0.5; 3]; 2],
             latency: vec![Buckets::from_pairs([(1, 3)]); 2],
             outcomes: Vec::new(),
+            health: Vec::new(),
         };
         assert_eq!(ok.damage(802), None);
+        let mut health = ok.clone();
+        health.health = vec![[10.0, 7.5]];
+        assert!(health.damage(802).unwrap().contains("2 dispatch counts and 1 health integrals"));
+        health.health.push([4.0, 4.5]);
+        assert!(health.damage(802).unwrap().contains("not a fraction of its span"));
+        health.health[1] = [4.0, 4.0];
+        assert_eq!(health.damage(802), None);
         let mut lifecycle = ok.clone();
         lifecycle.outcomes = vec![[3, 2, 1]];
         assert!(

@@ -51,13 +51,15 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         self.lc_sync_hosts();
     }
 
-    /// Gives each client whose allowed hosts changed its new set.
+    /// Gives each client whose allowed hosts changed its new set, and the changes of the
+    /// clients' healthy hosts to the series.
     pub(super) fn lc_sync_hosts(&mut self) {
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let Some(h) = lc.health.as_mut() else { return };
         while let Some((c, hosts)) = h.next_change(&mut lc.hosts) {
             self.policy.set_hosts(c, hosts);
         }
+        self.parts.health_logged();
     }
 
     /// Before a pick: the breakers whose recovery is over by now are HALF_OPEN, and their
@@ -84,7 +86,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             return true;
         }
         let Some(h) = lc.health.as_mut() else { return false };
-        h.meet(client);
+        h.meet(client, t);
         let refused = !h.allowed(client, s);
         if !refused {
             h.sent(client, s, t);
