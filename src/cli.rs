@@ -328,6 +328,11 @@ pub struct ScenarioArgs {
     /// Run length and precision, over the file's `[run]`.
     #[command(flatten)]
     pub run: ScenarioRunArgs,
+    /// The scenario's text, given by a program that links lbsim (the Python package) rather
+    /// than read from `file`, which then only names it in messages; its relative paths are
+    /// taken from the current directory, as for standard input. Never set from the command line.
+    #[arg(skip)]
+    pub text: Option<String>,
 }
 
 /// `lbsim run`'s run length and precision: each option, when given, replaces the file's key.

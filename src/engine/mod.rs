@@ -40,7 +40,7 @@ pub use feedback::{
     bucket_quantile, bucket_upper,
 };
 pub use queue::EventQueue;
-pub use record::{ARRIVALS, ARRIVALS_CHUNK};
+pub use record::{ARRIVALS, ARRIVALS_CHUNK, CANCEL, Cancelled};
 pub use replication::{simulate, simulate_with};
 
 /// Scheduling an event before the current time.

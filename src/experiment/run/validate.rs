@@ -30,7 +30,7 @@ fn run_inputs(
     points: &[(crate::scenario::SweepPoint, crate::scenario::Spec)],
 ) -> Vec<(&'static str, PathBuf)> {
     let mut inputs: Vec<(&str, PathBuf)> = Vec::new();
-    if a.file != Path::new("-") {
+    if a.file != Path::new("-") && a.text.is_none() {
         inputs.push(("the scenario file", a.file.clone()));
     }
     for (_, spec) in points {
@@ -51,7 +51,10 @@ pub(crate) fn config(
     seed_given: bool,
 ) -> Result<Experiment, UsageError> {
     use crate::scenario::Source;
-    let mut source = Source::read(&a.file)?;
+    let mut source = match &a.text {
+        Some(text) => Source::parse(&a.file.display().to_string(), text)?,
+        None => Source::read(&a.file)?,
+    };
     check_set_keys(&a.set)?;
     for assignment in &a.set {
         source.set(assignment)?;
