@@ -185,6 +185,33 @@ pub enum Command {
     /// Merge the raw records of `--shard K/N` runs into the output of the whole command
     #[command(after_help = MERGE_EXAMPLES)]
     Merge(MergeArgs),
+    /// One HTML page of the whole reproduction: every table of results/ with its figure, the
+    /// command that regenerates it, and the article's numbers beside lbsim's
+    #[command(after_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
+}
+
+const REPORT_EXAMPLES: &str = "\
+Examples:
+  lbsim report site                 site/index.html from the committed results/
+  lbsim report site --run           every command run again first (as reproduce/run.sh)
+  lbsim report site --results out   from another results directory
+
+The page is self-contained (inline SVG, one style sheet, no script, nothing loaded from the
+network): open it from the file, or publish the directory as it is.";
+
+/// `lbsim report`
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The directory to write index.html into (created if missing)
+    pub dir: PathBuf,
+    /// Read the tables from this directory (reproduce/run.sh writes it) [default: results]
+    #[arg(long, value_name = "DIR", conflicts_with = "run")]
+    pub results: Option<PathBuf>,
+    /// Run every command of the reproduction again, in memory, instead of reading results/
+    /// [default: read them]
+    #[arg(long)]
+    pub run: bool,
 }
 
 const MERGE_EXAMPLES: &str = "\

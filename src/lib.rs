@@ -15,7 +15,8 @@
 //! - [`subset`]: subsetting, the backends each client connects to (SRE book, ch. 20);
 //! - [`output`]: table, CSV and JSON from the same rows;
 //! - [`input`]: the user's files read within limits (size, line length, regular files);
-//! - [`theory`]: the closed forms results are checked against.
+//! - [`theory`]: the closed forms results are checked against;
+//! - [`report`]: `lbsim report`, the reproduction as one HTML page.
 //!
 //! Data flow: `cli` (its values typed by the value parsers of [`options`] and [`args`]) →
 //! [`experiment::Config::from_cli`] (each command validates its own options,
@@ -44,6 +45,7 @@ pub mod named;
 pub mod options;
 pub mod output;
 pub mod policy;
+pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod shard;

@@ -50,6 +50,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
     };
+    if let lbsim::cli::Command::Report(a) = &cli.command {
+        return report(a, &cli.global);
+    }
     let argv = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
     let job = match Job::from_cli(&cli, argv) {
         Ok(job) => job,
@@ -266,6 +269,74 @@ fn cannot_write(option: &str, path: Option<&Path>, e: io::Error, progress: Progr
     let path = path.unwrap_or(Path::new("-")).display();
     say(&format!("error: cannot write {option} '{path}': {e}"));
     ExitCode::from(EXIT_IO)
+}
+
+/// `lbsim report DIR`: the page from the results directory (or every command run again with
+/// `--run`), written to `DIR/index.html` atomically; one line on stdout says what it holds.
+fn report(a: &lbsim::cli::ReportArgs, g: &lbsim::cli::Global) -> ExitCode {
+    use lbsim::report;
+    let usage = |e: String| {
+        say(&format!("error: {e}"));
+        ExitCode::from(EXIT_USAGE)
+    };
+    let given = [
+        ("--seeds", g.seeds.is_some()),
+        ("--seed", g.seed.is_some()),
+        ("--out", g.out.is_some()),
+        ("--shard", g.shard.is_some()),
+        ("--threads", g.threads.is_some() && !a.run),
+        ("--format", g.format != lbsim::output::Format::Table),
+    ];
+    if let Some((option, _)) = given.iter().find(|(_, given)| *given) {
+        return usage(format!(
+            "{option} does not apply to report, which writes DIR/index.html from the \
+             reproduction's own command lines (--threads only with --run)"
+        ));
+    }
+    if let Err(e) = report::check_dir(&a.dir) {
+        return usage(e.to_string());
+    }
+    if g.dry_run {
+        return ExitCode::SUCCESS;
+    }
+    let contents = if a.run {
+        let progress = Progress::start(lbsim::article::replications(), None, "report", g.quiet);
+        clean_up_on_signals(progress.bar());
+        let contents = report::regenerate(g.threads, &progress);
+        progress.finish();
+        contents
+    } else {
+        report::read(a.results.as_deref().unwrap_or(Path::new("results")))
+    };
+    let contents = match contents {
+        Ok(c) => c,
+        Err(e) => return usage(e.to_string()),
+    };
+    let index = report::index(&a.dir);
+    if let Err(e) = std::fs::create_dir_all(&a.dir) {
+        say(&format!("error: cannot write '{}': {e}", a.dir.display()));
+        return ExitCode::from(EXIT_IO);
+    }
+    let out = match Destination::open(&index) {
+        Ok(out) => out,
+        Err(e) => {
+            say(&format!("error: cannot write '{}': {e}", index.display()));
+            return ExitCode::from(EXIT_IO);
+        }
+    };
+    let page = report::page(&contents);
+    let code = write_all(vec![("report", out, Body::Bytes(page.into_bytes()))]);
+    if code == ExitCode::SUCCESS {
+        let figures = contents.sections.iter().filter(|s| s.figure.is_some()).count();
+        println!(
+            "{}: {} tables, {figures} figures, {} comparisons ({})",
+            index.display(),
+            contents.sections.len(),
+            contents.comparisons.len(),
+            contents.origin
+        );
+    }
+    code
 }
 
 /// One line on stderr; a closed stderr is not worth a panic.

@@ -13,6 +13,7 @@ mod honest;
 mod lifecycle;
 mod outcomes;
 mod regression;
+mod report;
 mod scenario;
 mod shard;
 mod states;

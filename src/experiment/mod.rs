@@ -115,6 +115,7 @@ macro_rules! commands {
             match c {
                 $(cli::Command::$variant(_) => $name,)*
                 cli::Command::Merge(_) => "merge",
+                cli::Command::Report(_) => "report",
             }
         }
 
@@ -129,7 +130,7 @@ macro_rules! commands {
                     <$command as Command>::check_global(g)?;
                     Ok((<$command as Command>::DEFAULT_SEEDS, <$command as Command>::plot(a)))
                 })*
-                cli::Command::Merge(_) => Ok((5, None)),
+                cli::Command::Merge(_) | cli::Command::Report(_) => Ok((5, None)),
             }
         }
 
@@ -139,6 +140,9 @@ macro_rules! commands {
                 $(cli::Command::$variant(a) => <$command as Command>::config(a, common, &cli.global),)*
                 cli::Command::Merge(_) => Err(UsageError::Other(
                     "merge is read by lbsim::shard::Job, not by Config::from_cli".into(),
+                )),
+                cli::Command::Report(_) => Err(UsageError::Other(
+                    "report is run by lbsim::report, not by Config::from_cli".into(),
                 )),
             }
         }
