@@ -13,10 +13,10 @@ use std::rc::Rc;
 
 use lbsim::engine::simulate;
 use lbsim::experiment::{Scenario, run_replication};
-use lbsim::lifecycle::health::{Breaker, Checks, Health, HostState, Outlier};
+use lbsim::lifecycle::health::{Breaker, Checks, Health, HostState, Outlier, SlowStart};
 use lbsim::lifecycle::{Change, Client, Lifecycle, LifecycleStats};
 use lbsim::model::{Farm, Information, LoadTable, RunLength, SimOptions};
-use lbsim::policy::{Policy, PolicyKind};
+use lbsim::policy::{Policy, PolicyKind, RoundRobin};
 use lbsim::rng::{SimRng, StreamKey};
 use lbsim::stats::RepStats;
 use lbsim::time::SimTime;
@@ -393,4 +393,92 @@ fn health_without_rules_changes_nothing() {
     let out = lbsim(&["run", &alone]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("health.panic"), "{err}");
+}
+
+/// What [`Records`] saw: each pick `(time, host)`, each slow start `(host, since)`.
+type Seen = Rc<RefCell<Picked>>;
+
+/// `rr` itself, recording its picks and the slow starts it is told of.
+struct Records {
+    rr: RoundRobin,
+    seen: Seen,
+}
+
+impl Policy for Records {
+    fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
+        let host = self.rr.pick(loads, now, rng);
+        self.seen.borrow_mut().0.push((now.get(), host));
+        host
+    }
+
+    fn set_hosts(&mut self, client: u32, hosts: Option<&[u32]>) {
+        self.rr.set_hosts(client, hosts);
+    }
+
+    fn slow_start(&mut self, client: u32, host: usize, since: f64, rule: &SlowStart) {
+        self.seen.borrow_mut().1.push((host, since));
+        self.rr.slow_start(client, host, since, rule);
+    }
+}
+
+/// Each pick `(time, host)` and each slow start `(host, since)`.
+type Picked = (Vec<(f64, usize)>, Vec<(usize, f64)>);
+
+/// The window of [`slow_rr`]'s slow start.
+const WINDOW: f64 = 2_000.0;
+
+/// `rr` over 4 rate-1 hosts at load 0.5 (2 arrivals per unit, 12k of them: ~6000 units) with
+/// `changes` and `[health]` `slow_start` (window [`WINDOW`], Envoy's linear ramp from 10%)
+/// and `checks`: what it picked and was told.
+fn slow_rr(changes: Vec<Change>, checks: Option<Checks>) -> Picked {
+    let slow = SlowStart { window: WINDOW, ..SlowStart::default() };
+    let health = Health { slow_start: Some(slow), checks, panic: 0.0, ..Health::default() };
+    let l = lifecycle(4, changes, Client::default(), Some(health));
+    let farm = Farm { lifecycle: Some(Box::new(l)), ..Farm::homogeneous(4, 0.5) };
+    let key = |label| StreamKey::new(6, label).u64(0).rng();
+    let seen = Seen::default();
+    let policy = Records { rr: RoundRobin::new(4), seen: seen.clone() };
+    let len = RunLength { warmup: 0, requests: 12_000 };
+    let opts = SimOptions::plain(Information::Live);
+    simulate(&farm, len, opts, policy, &mut PoissonGaps(2.0), &ExpDemands, key("w"), key("p"));
+    seen.take()
+}
+
+/// Slow start in the engine (Envoy's `slow_start_config` on round robin): host 0 of 4 goes
+/// down at 150 and up at T = 500, and starts slowly then (no active checks: the `up` is its
+/// return), for a window W = 2000. Envoy's round robin schedules the hosts by EDF while one
+/// is in slow start, host 0 weighing `f(t) = max(0.1, (t - T) / W)` and each other host 1, so
+/// at a pick at `t` host 0's share is `f / (3 + f)`: its expected count in [T, T + W) is that
+/// share summed over the picks there (~4000 picks; over a continuous ramp, 0.1385 of them:
+/// `m^2 / (3 + m) + (1 - m) - 3 ln(4 / (3 + m))` with m = 0.1, against 1/4 without slow
+/// start). The schedule is deterministic given the pick times, and follows the weights within
+/// 4 picks (derived in `rr`'s unit test: the lag of a weight refreshed at each of host 0's
+/// picks, 0.5 ln 10, and one pick at each end). After the window every weight is 1 and the
+/// schedule is a round robin: host 0 takes a quarter of the picks within 1. With active checks
+/// (every 100, 3 failures, 2 passes) the slow start begins at their verdict instead: failures
+/// at 200, 300, 400, passes at 500 and 600 — from 600.
+#[test]
+fn a_host_back_up_starts_slowly_and_takes_the_share_of_its_ramp() {
+    const T: f64 = 500.0;
+    let changes = || vec![to(0..1, HostState::Down, 150.0), to(0..1, HostState::Up, T)];
+    let (picks, starts) = slow_rr(changes(), None);
+    assert_eq!(starts, [(0, T)]);
+    let rule = SlowStart { window: WINDOW, ..SlowStart::default() };
+    let ramp: Vec<_> = picks.iter().filter(|p| (T..T + WINDOW).contains(&p.0)).collect();
+    let want: f64 = ramp
+        .iter()
+        .map(|p| lbsim::lifecycle::slow_start::factor(&rule, T, p.0))
+        .map(|f| f / (3.0 + f))
+        .sum();
+    let got = ramp.iter().filter(|p| p.1 == 0).count() as f64;
+    assert!((got - want).abs() <= 4.0, "{got} picks of host 0 in the window, {want} expected");
+    let share = got / ramp.len() as f64;
+    assert!((share - 0.1385).abs() < 0.01, "share {share} of {} picks", ramp.len());
+    let after: Vec<_> = picks.iter().filter(|p| p.0 >= T + WINDOW + 50.0).collect();
+    let zero = after.iter().filter(|p| p.1 == 0).count();
+    assert!(after.len() > 6_000, "{} picks after the window", after.len());
+    assert!((zero as f64 - after.len() as f64 / 4.0).abs() <= 1.0, "{zero} of {}", after.len());
+    let checks = Checks { interval: 100.0, timeout: 10.0, unhealthy: 3, healthy: 2 };
+    let (_, starts) = slow_rr(changes(), Some(checks));
+    assert_eq!(starts, [(0, 600.0)], "from the checks' verdict");
 }
