@@ -1,6 +1,6 @@
-//! Health in the engine (SPEC §12): the client's circuit breakers, outlier detection, active
-//! health checks, the view that keeps its policy off the hosts it excludes, Envoy's panic
-//! threshold, and the requests that fail fast (a breaker, `max_requests`, no healthy host). Against exact counts or closed forms, fixed
+//! Health in the engine (SPEC §12): the client's circuit breakers, outlier detection (with
+//! Envoy's success rate), active health checks, slow start, the view that keeps its policy off
+//! the hosts it excludes, Envoy's panic threshold, and the requests that fail fast (a breaker, `max_requests`, no healthy host). Against exact counts or closed forms, fixed
 //! seeds; each tolerance is derived in the comment beside it. The host states themselves are
 //! tested in `states.rs`.
 //!
@@ -395,53 +395,74 @@ fn health_without_rules_changes_nothing() {
     assert!(!out.status.success() && err.contains("health.panic"), "{err}");
 }
 
-/// What [`Records`] saw: each pick `(time, host)`, each slow start `(host, since)`.
-type Seen = Rc<RefCell<Picked>>;
+/// What [`Records`] saw.
+#[derive(Debug, Default)]
+struct Trace {
+    /// Each pick: `(time, host)`.
+    picks: Vec<(f64, usize)>,
+    /// Each slow start: `(host, since)`.
+    starts: Vec<(usize, f64)>,
+    /// Each attempt's outcome as its client learns it: `(time, host)`.
+    outcomes: Vec<(f64, usize)>,
+    /// Each set of hosts given, with the number of picks before it.
+    told: Vec<(usize, Option<Vec<u32>>)>,
+}
 
-/// `rr` itself, recording its picks and the slow starts it is told of.
+/// `rr` itself, recording what it does and hears in a [`Trace`].
 struct Records {
     rr: RoundRobin,
-    seen: Seen,
+    seen: Rc<RefCell<Trace>>,
 }
 
 impl Policy for Records {
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         let host = self.rr.pick(loads, now, rng);
-        self.seen.borrow_mut().0.push((now.get(), host));
+        self.seen.borrow_mut().picks.push((now.get(), host));
         host
     }
 
     fn set_hosts(&mut self, client: u32, hosts: Option<&[u32]>) {
+        let mut seen = self.seen.borrow_mut();
+        let picks = seen.picks.len();
+        seen.told.push((picks, hosts.map(<[u32]>::to_vec)));
         self.rr.set_hosts(client, hosts);
     }
 
+    fn on_departure(&mut self, server: usize, _sojourn: f64, now: SimTime, _tag: u32) {
+        self.seen.borrow_mut().outcomes.push((now.get(), server));
+    }
+
     fn slow_start(&mut self, client: u32, host: usize, since: f64, rule: &SlowStart) {
-        self.seen.borrow_mut().1.push((host, since));
+        self.seen.borrow_mut().starts.push((host, since));
         self.rr.slow_start(client, host, since, rule);
     }
 }
 
-/// Each pick `(time, host)` and each slow start `(host, since)`.
-type Picked = (Vec<(f64, usize)>, Vec<(usize, f64)>);
+/// One replication of `l` on its rate-1 hosts at load 0.5 under [`Records`], with `requests`
+/// arrivals (no warm-up) from the workload seed `seed`: what `rr` did and heard, and the counts.
+fn traced(l: Lifecycle, requests: u64, seed: u64) -> (Trace, LifecycleStats) {
+    let n = l.error.len();
+    let farm = Farm { lifecycle: Some(Box::new(l)), ..Farm::homogeneous(n, 0.5) };
+    let key = |label| StreamKey::new(seed, label).u64(0).rng();
+    let seen = Rc::new(RefCell::new(Trace::default()));
+    let policy = Records { rr: RoundRobin::new(n), seen: seen.clone() };
+    let len = RunLength { warmup: 0, requests };
+    let opts = SimOptions::plain(Information::Live);
+    let mut gaps = PoissonGaps(0.5 * n as f64);
+    let s = simulate(&farm, len, opts, policy, &mut gaps, &ExpDemands, key("w"), key("p"));
+    (seen.take(), s.lifecycle)
+}
 
 /// The window of [`slow_rr`]'s slow start.
 const WINDOW: f64 = 2_000.0;
 
 /// `rr` over 4 rate-1 hosts at load 0.5 (2 arrivals per unit, 12k of them: ~6000 units) with
 /// `changes` and `[health]` `slow_start` (window [`WINDOW`], Envoy's linear ramp from 10%)
-/// and `checks`: what it picked and was told.
-fn slow_rr(changes: Vec<Change>, checks: Option<Checks>) -> Picked {
+/// and `checks`.
+fn slow_rr(changes: Vec<Change>, checks: Option<Checks>) -> Trace {
     let slow = SlowStart { window: WINDOW, ..SlowStart::default() };
     let health = Health { slow_start: Some(slow), checks, panic: 0.0, ..Health::default() };
-    let l = lifecycle(4, changes, Client::default(), Some(health));
-    let farm = Farm { lifecycle: Some(Box::new(l)), ..Farm::homogeneous(4, 0.5) };
-    let key = |label| StreamKey::new(6, label).u64(0).rng();
-    let seen = Seen::default();
-    let policy = Records { rr: RoundRobin::new(4), seen: seen.clone() };
-    let len = RunLength { warmup: 0, requests: 12_000 };
-    let opts = SimOptions::plain(Information::Live);
-    simulate(&farm, len, opts, policy, &mut PoissonGaps(2.0), &ExpDemands, key("w"), key("p"));
-    seen.take()
+    traced(lifecycle(4, changes, Client::default(), Some(health)), 12_000, 6).0
 }
 
 /// Slow start in the engine (Envoy's `slow_start_config` on round robin): host 0 of 4 goes
@@ -461,7 +482,7 @@ fn slow_rr(changes: Vec<Change>, checks: Option<Checks>) -> Picked {
 fn a_host_back_up_starts_slowly_and_takes_the_share_of_its_ramp() {
     const T: f64 = 500.0;
     let changes = || vec![to(0..1, HostState::Down, 150.0), to(0..1, HostState::Up, T)];
-    let (picks, starts) = slow_rr(changes(), None);
+    let Trace { picks, starts, .. } = slow_rr(changes(), None);
     assert_eq!(starts, [(0, T)]);
     let rule = SlowStart { window: WINDOW, ..SlowStart::default() };
     let ramp: Vec<_> = picks.iter().filter(|p| (T..T + WINDOW).contains(&p.0)).collect();
@@ -479,6 +500,47 @@ fn a_host_back_up_starts_slowly_and_takes_the_share_of_its_ramp() {
     assert!(after.len() > 6_000, "{} picks after the window", after.len());
     assert!((zero as f64 - after.len() as f64 / 4.0).abs() <= 1.0, "{zero} of {}", after.len());
     let checks = Checks { interval: 100.0, timeout: 10.0, unhealthy: 3, healthy: 2 };
-    let (_, starts) = slow_rr(changes(), Some(checks));
+    let starts = slow_rr(changes(), Some(checks)).starts;
     assert_eq!(starts, [(0, 600.0)], "from the checks' verdict");
+}
+
+/// Envoy's success-rate ejection in a run (`[health] success_rate`, with
+/// `consecutive_errors = 1000` so that only it can eject): 5 rate-1 hosts at load 0.5 under
+/// `rr`, host 0 answering an error with probability 0.3, the others never (no timeout, no
+/// queue limit: their success rate is exactly 100%). With four hosts at 100 and one at `s`
+/// the population stdev is `0.4 (100 - s)` and the threshold `100 - 0.96 (100 - s)`, so host 0
+/// is below it as soon as it has one error: at each review Envoy's rule ejects it exactly
+/// when all five hosts had `request_volume` (100) outcomes in the interval that ended
+/// (`minimum_hosts` 5) — host 0 then has an error but with probability 0.7^100 = 3e-16. A
+/// review every 200 expects 100 outcomes per host, so some intervals have the volume and some
+/// do not: the trace of outcomes gives the first review that has it, and the ejection (the
+/// one set `rr` is told, without host 0, for the rest of the run: `base_ejection` 1e6) comes
+/// exactly at that review — after every pick before it and before every pick after it.
+/// With no errors at all every rate is 100, the threshold 100, and nothing is below it.
+#[test]
+fn success_rate_ejects_a_flaky_host_at_the_first_review_with_enough_volume() {
+    const I: f64 = 200.0;
+    let outlier =
+        Outlier { consecutive_errors: 1_000, interval: I, base_ejection: 1e6, max_ejection: 0.2 };
+    let health = Health { outlier: Some(outlier), success_rate: true, ..Health::default() };
+    let mut l = lifecycle(5, Vec::new(), Client::default(), Some(health));
+    l.error[0] = 0.3;
+    let (trace, s) = traced(l.clone(), 20_000, 3);
+    let volume = |k: u32| {
+        let mut counts = [0u32; 5];
+        let span = f64::from(k - 1) * I..f64::from(k) * I;
+        for &(_, h) in trace.outcomes.iter().filter(|o| span.contains(&o.0)) {
+            counts[h] += 1;
+        }
+        counts
+    };
+    let first = (1..40).find(|&k| volume(k).iter().all(|&c| c >= 100)).expect("a review");
+    assert!(first > 1, "the first review lacks the volume: {:?}", volume(1));
+    let before = trace.picks.iter().filter(|p| p.0 < f64::from(first) * I).count();
+    assert_eq!(trace.told, [(before, Some(vec![1, 2, 3, 4]))], "ejected at review {first}");
+    assert_eq!(s.ejections, 1, "{s:?}");
+    assert!(s.errors > 0 && s.fast_failures == 0, "{s:?}");
+    l.error[0] = 0.0;
+    let (trace, s) = traced(l, 20_000, 3);
+    assert!(trace.told.is_empty() && s.ejections == 0, "{s:?}");
 }
