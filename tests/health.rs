@@ -544,3 +544,48 @@ fn success_rate_ejects_a_flaky_host_at_the_first_review_with_enough_volume() {
     let (trace, s) = traced(l, 20_000, 3);
     assert!(trace.told.is_empty() && s.ejections == 0, "{s:?}");
 }
+
+/// Bad `[health]`, `[client] breaker` and host-state events: each run is refused with exit
+/// code 2 and one line on stderr that names the key (thresholds out of range, `max_ejection`
+/// above 1, slow start's ranges, an event for an unknown group or with an unknown state, an
+/// unknown key).
+#[test]
+fn bad_health_and_state_events_are_one_line_naming_the_key() {
+    let dir = Dir::new("health-bad");
+    let base = "policies = [\"rr\"]\n[farm]\ngroups = [{ name = \"a\", count = 5, rate = 1.0 }]\n\
+                [arrivals]\nload = 0.5\n[run]\nrequests = 1000\nwarmup = 100\nseeds = 1\n";
+    let event = "[[events]]\nat = 10.0\ngroup = \"a\"\nstate = \"down\"\n";
+    let cases = [
+        ("[health]\noutlier = { consecutive_errors = 0 }\n", "health.outlier.consecutive_errors"),
+        ("[health]\noutlier = { interval = 0.0 }\n", "health.outlier.interval"),
+        ("[health]\noutlier = { base_ejection = -1.0 }\n", "health.outlier.base_ejection"),
+        ("[health]\noutlier = { max_ejection = 1.5 }\n", "health.outlier.max_ejection"),
+        ("[health]\noutlier = { max_ejection = -0.1 }\n", "health.outlier.max_ejection"),
+        ("[health]\noutlier = { consecutive = 5 }\n", "consecutive"),
+        ("[health]\nsuccess_rate = true\nchecks = {}\n", "health.success_rate"),
+        ("[health]\nchecks = { unhealthy = 0 }\n", "health.checks.unhealthy"),
+        ("[health]\nchecks = { healthy = 0 }\n", "health.checks.healthy"),
+        ("[health]\nchecks = { interval = 0.0 }\n", "health.checks.interval"),
+        ("[health]\nchecks = { timeout = -5.0 }\n", "health.checks.timeout"),
+        ("[health]\nchecks = {}\npanic = 1.5\n", "health.panic"),
+        ("[health]\npanic = 0.3\n", "health.panic"),
+        ("[health]\nslow_start = { window = 0.0 }\n", "health.slow_start.window"),
+        ("[health]\nslow_start = { aggression = 0.0 }\n", "health.slow_start.aggression"),
+        ("[health]\nslow_start = { min_weight = 0.0 }\n", "health.slow_start.min_weight"),
+        ("[health]\nslow_start = { min_weight = 1.5 }\n", "health.slow_start.min_weight"),
+        ("[client]\nbreaker = { failures = 0 }\n", "client.breaker.failures"),
+        ("[client]\nbreaker = { recovery = 0.0 }\n", "client.breaker.recovery"),
+        ("[[events]]\nat = 10.0\ngroup = \"a\"\nstate = \"sideways\"\n", "state"),
+        ("[[events]]\nat = 10.0\ngroup = \"b\"\nstate = \"down\"\n", "events"),
+    ];
+    for (bad, key) in cases {
+        let file = dir.file("bad.toml", &format!("{base}{bad}{event}"));
+        let out = lbsim(&["run", &file, "-q"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{bad}: {err}");
+        assert!(err.contains(key), "{bad}: {err}");
+    }
+    let good = dir.file("good.toml", &format!("{base}[health]\nslow_start = {{}}\n{event}"));
+    assert!(lbsim(&["run", &good, "-q"]).status.success(), "slow start alone runs");
+}
