@@ -1,6 +1,6 @@
-//! Health in the engine (SPEC §12): the client's circuit breakers, outlier detection, active
-//! health checks, the view that keeps its policy off the hosts it excludes, Envoy's panic
-//! threshold, and the requests that fail fast (a breaker, `max_requests`, no healthy host). Against exact counts or closed forms, fixed
+//! Health in the engine (SPEC §12): the client's circuit breakers, outlier detection (with
+//! Envoy's success rate), active health checks, slow start, the view that keeps its policy off
+//! the hosts it excludes, Envoy's panic threshold, and the requests that fail fast (a breaker, `max_requests`, no healthy host). Against exact counts or closed forms, fixed
 //! seeds; each tolerance is derived in the comment beside it. The host states themselves are
 //! tested in `states.rs`.
 //!
@@ -13,10 +13,10 @@ use std::rc::Rc;
 
 use lbsim::engine::simulate;
 use lbsim::experiment::{Scenario, run_replication};
-use lbsim::lifecycle::health::{Breaker, Checks, Health, HostState, Outlier};
+use lbsim::lifecycle::health::{Breaker, Checks, Health, HostState, Outlier, SlowStart};
 use lbsim::lifecycle::{Change, Client, Lifecycle, LifecycleStats};
 use lbsim::model::{Farm, Information, LoadTable, RunLength, SimOptions};
-use lbsim::policy::{Policy, PolicyKind};
+use lbsim::policy::{Policy, PolicyKind, RoundRobin};
 use lbsim::rng::{SimRng, StreamKey};
 use lbsim::stats::RepStats;
 use lbsim::time::SimTime;
@@ -393,4 +393,199 @@ fn health_without_rules_changes_nothing() {
     let out = lbsim(&["run", &alone]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("health.panic"), "{err}");
+}
+
+/// What [`Records`] saw.
+#[derive(Debug, Default)]
+struct Trace {
+    /// Each pick: `(time, host)`.
+    picks: Vec<(f64, usize)>,
+    /// Each slow start: `(host, since)`.
+    starts: Vec<(usize, f64)>,
+    /// Each attempt's outcome as its client learns it: `(time, host)`.
+    outcomes: Vec<(f64, usize)>,
+    /// Each set of hosts given, with the number of picks before it.
+    told: Vec<(usize, Option<Vec<u32>>)>,
+}
+
+/// `rr` itself, recording what it does and hears in a [`Trace`].
+struct Records {
+    rr: RoundRobin,
+    seen: Rc<RefCell<Trace>>,
+}
+
+impl Policy for Records {
+    fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
+        let host = self.rr.pick(loads, now, rng);
+        self.seen.borrow_mut().picks.push((now.get(), host));
+        host
+    }
+
+    fn set_hosts(&mut self, client: u32, hosts: Option<&[u32]>) {
+        let mut seen = self.seen.borrow_mut();
+        let picks = seen.picks.len();
+        seen.told.push((picks, hosts.map(<[u32]>::to_vec)));
+        self.rr.set_hosts(client, hosts);
+    }
+
+    fn on_departure(&mut self, server: usize, _sojourn: f64, now: SimTime, _tag: u32) {
+        self.seen.borrow_mut().outcomes.push((now.get(), server));
+    }
+
+    fn slow_start(&mut self, client: u32, host: usize, since: f64, rule: &SlowStart) {
+        self.seen.borrow_mut().starts.push((host, since));
+        self.rr.slow_start(client, host, since, rule);
+    }
+}
+
+/// One replication of `l` on its rate-1 hosts at load 0.5 under [`Records`], with `requests`
+/// arrivals (no warm-up) from the workload seed `seed`: what `rr` did and heard, and the counts.
+fn traced(l: Lifecycle, requests: u64, seed: u64) -> (Trace, LifecycleStats) {
+    let n = l.error.len();
+    let farm = Farm { lifecycle: Some(Box::new(l)), ..Farm::homogeneous(n, 0.5) };
+    let key = |label| StreamKey::new(seed, label).u64(0).rng();
+    let seen = Rc::new(RefCell::new(Trace::default()));
+    let policy = Records { rr: RoundRobin::new(n), seen: seen.clone() };
+    let len = RunLength { warmup: 0, requests };
+    let opts = SimOptions::plain(Information::Live);
+    let mut gaps = PoissonGaps(0.5 * n as f64);
+    let s = simulate(&farm, len, opts, policy, &mut gaps, &ExpDemands, key("w"), key("p"));
+    (seen.take(), s.lifecycle)
+}
+
+/// The window of [`slow_rr`]'s slow start.
+const WINDOW: f64 = 2_000.0;
+
+/// `rr` over 4 rate-1 hosts at load 0.5 (2 arrivals per unit, 12k of them: ~6000 units) with
+/// `changes` and `[health]` `slow_start` (window [`WINDOW`], Envoy's linear ramp from 10%)
+/// and `checks`.
+fn slow_rr(changes: Vec<Change>, checks: Option<Checks>) -> Trace {
+    let slow = SlowStart { window: WINDOW, ..SlowStart::default() };
+    let health = Health { slow_start: Some(slow), checks, panic: 0.0, ..Health::default() };
+    traced(lifecycle(4, changes, Client::default(), Some(health)), 12_000, 6).0
+}
+
+/// Slow start in the engine (Envoy's `slow_start_config` on round robin): host 0 of 4 goes
+/// down at 150 and up at T = 500, and starts slowly then (no active checks: the `up` is its
+/// return), for a window W = 2000. Envoy's round robin schedules the hosts by EDF while one
+/// is in slow start, host 0 weighing `f(t) = max(0.1, (t - T) / W)` and each other host 1, so
+/// at a pick at `t` host 0's share is `f / (3 + f)`: its expected count in [T, T + W) is that
+/// share summed over the picks there (~4000 picks; over a continuous ramp, 0.1385 of them:
+/// `m^2 / (3 + m) + (1 - m) - 3 ln(4 / (3 + m))` with m = 0.1, against 1/4 without slow
+/// start). The schedule is deterministic given the pick times, and follows the weights within
+/// 4 picks (derived in `rr`'s unit test: the lag of a weight refreshed at each of host 0's
+/// picks, 0.5 ln 10, and one pick at each end). After the window every weight is 1 and the
+/// schedule is a round robin: host 0 takes a quarter of the picks within 1. With active checks
+/// (every 100, 3 failures, 2 passes) the slow start begins at their verdict instead: failures
+/// at 200, 300, 400, passes at 500 and 600 — from 600.
+#[test]
+fn a_host_back_up_starts_slowly_and_takes_the_share_of_its_ramp() {
+    const T: f64 = 500.0;
+    let changes = || vec![to(0..1, HostState::Down, 150.0), to(0..1, HostState::Up, T)];
+    let Trace { picks, starts, .. } = slow_rr(changes(), None);
+    assert_eq!(starts, [(0, T)]);
+    let rule = SlowStart { window: WINDOW, ..SlowStart::default() };
+    let ramp: Vec<_> = picks.iter().filter(|p| (T..T + WINDOW).contains(&p.0)).collect();
+    let want: f64 = ramp
+        .iter()
+        .map(|p| lbsim::lifecycle::slow_start::factor(&rule, T, p.0))
+        .map(|f| f / (3.0 + f))
+        .sum();
+    let got = ramp.iter().filter(|p| p.1 == 0).count() as f64;
+    assert!((got - want).abs() <= 4.0, "{got} picks of host 0 in the window, {want} expected");
+    let share = got / ramp.len() as f64;
+    assert!((share - 0.1385).abs() < 0.01, "share {share} of {} picks", ramp.len());
+    let after: Vec<_> = picks.iter().filter(|p| p.0 >= T + WINDOW + 50.0).collect();
+    let zero = after.iter().filter(|p| p.1 == 0).count();
+    assert!(after.len() > 6_000, "{} picks after the window", after.len());
+    assert!((zero as f64 - after.len() as f64 / 4.0).abs() <= 1.0, "{zero} of {}", after.len());
+    let checks = Checks { interval: 100.0, timeout: 10.0, unhealthy: 3, healthy: 2 };
+    let starts = slow_rr(changes(), Some(checks)).starts;
+    assert_eq!(starts, [(0, 600.0)], "from the checks' verdict");
+}
+
+/// Envoy's success-rate ejection in a run (`[health] success_rate`, with
+/// `consecutive_errors = 1000` so that only it can eject): 5 rate-1 hosts at load 0.5 under
+/// `rr`, host 0 answering an error with probability 0.3, the others never (no timeout, no
+/// queue limit: their success rate is exactly 100%). With four hosts at 100 and one at `s`
+/// the population stdev is `0.4 (100 - s)` and the threshold `100 - 0.96 (100 - s)`, so host 0
+/// is below it as soon as it has one error: at each review Envoy's rule ejects it exactly
+/// when all five hosts had `request_volume` (100) outcomes in the interval that ended
+/// (`minimum_hosts` 5) — host 0 then has an error but with probability 0.7^100 = 3e-16. A
+/// review every 200 expects 100 outcomes per host, so some intervals have the volume and some
+/// do not: the trace of outcomes gives the first review that has it, and the ejection (the
+/// one set `rr` is told, without host 0, for the rest of the run: `base_ejection` 1e6) comes
+/// exactly at that review — after every pick before it and before every pick after it.
+/// With no errors at all every rate is 100, the threshold 100, and nothing is below it.
+#[test]
+fn success_rate_ejects_a_flaky_host_at_the_first_review_with_enough_volume() {
+    const I: f64 = 200.0;
+    let outlier =
+        Outlier { consecutive_errors: 1_000, interval: I, base_ejection: 1e6, max_ejection: 0.2 };
+    let health = Health { outlier: Some(outlier), success_rate: true, ..Health::default() };
+    let mut l = lifecycle(5, Vec::new(), Client::default(), Some(health));
+    l.error[0] = 0.3;
+    let (trace, s) = traced(l.clone(), 20_000, 3);
+    let volume = |k: u32| {
+        let mut counts = [0u32; 5];
+        let span = f64::from(k - 1) * I..f64::from(k) * I;
+        for &(_, h) in trace.outcomes.iter().filter(|o| span.contains(&o.0)) {
+            counts[h] += 1;
+        }
+        counts
+    };
+    let first = (1..40).find(|&k| volume(k).iter().all(|&c| c >= 100)).expect("a review");
+    assert!(first > 1, "the first review lacks the volume: {:?}", volume(1));
+    let before = trace.picks.iter().filter(|p| p.0 < f64::from(first) * I).count();
+    assert_eq!(trace.told, [(before, Some(vec![1, 2, 3, 4]))], "ejected at review {first}");
+    assert_eq!(s.ejections, 1, "{s:?}");
+    assert!(s.errors > 0 && s.fast_failures == 0, "{s:?}");
+    l.error[0] = 0.0;
+    let (trace, s) = traced(l, 20_000, 3);
+    assert!(trace.told.is_empty() && s.ejections == 0, "{s:?}");
+}
+
+/// Bad `[health]`, `[client] breaker` and host-state events: each run is refused with exit
+/// code 2 and one line on stderr that names the key (thresholds out of range, `max_ejection`
+/// above 1, slow start's ranges, an event for an unknown group or with an unknown state, an
+/// unknown key).
+#[test]
+fn bad_health_and_state_events_are_one_line_naming_the_key() {
+    let dir = Dir::new("health-bad");
+    let base = "policies = [\"rr\"]\n[farm]\ngroups = [{ name = \"a\", count = 5, rate = 1.0 }]\n\
+                [arrivals]\nload = 0.5\n[run]\nrequests = 1000\nwarmup = 100\nseeds = 1\n";
+    let event = "[[events]]\nat = 10.0\ngroup = \"a\"\nstate = \"down\"\n";
+    let cases = [
+        ("[health]\noutlier = { consecutive_errors = 0 }\n", "health.outlier.consecutive_errors"),
+        ("[health]\noutlier = { interval = 0.0 }\n", "health.outlier.interval"),
+        ("[health]\noutlier = { base_ejection = -1.0 }\n", "health.outlier.base_ejection"),
+        ("[health]\noutlier = { max_ejection = 1.5 }\n", "health.outlier.max_ejection"),
+        ("[health]\noutlier = { max_ejection = -0.1 }\n", "health.outlier.max_ejection"),
+        ("[health]\noutlier = { consecutive = 5 }\n", "consecutive"),
+        ("[health]\nsuccess_rate = true\nchecks = {}\n", "health.success_rate"),
+        ("[health]\nchecks = { unhealthy = 0 }\n", "health.checks.unhealthy"),
+        ("[health]\nchecks = { healthy = 0 }\n", "health.checks.healthy"),
+        ("[health]\nchecks = { interval = 0.0 }\n", "health.checks.interval"),
+        ("[health]\nchecks = { timeout = -5.0 }\n", "health.checks.timeout"),
+        ("[health]\nchecks = {}\npanic = 1.5\n", "health.panic"),
+        ("[health]\npanic = 0.3\n", "health.panic"),
+        ("[health]\nslow_start = { window = 0.0 }\n", "health.slow_start.window"),
+        ("[health]\nslow_start = { aggression = 0.0 }\n", "health.slow_start.aggression"),
+        ("[health]\nslow_start = { min_weight = 0.0 }\n", "health.slow_start.min_weight"),
+        ("[health]\nslow_start = { min_weight = 1.5 }\n", "health.slow_start.min_weight"),
+        ("[client]\nbreaker = { failures = 0 }\n", "client.breaker.failures"),
+        ("[client]\nbreaker = { recovery = 0.0 }\n", "client.breaker.recovery"),
+        ("[[events]]\nat = 10.0\ngroup = \"a\"\nstate = \"sideways\"\n", "state"),
+        ("[[events]]\nat = 10.0\ngroup = \"b\"\nstate = \"down\"\n", "events"),
+    ];
+    for (bad, key) in cases {
+        let file = dir.file("bad.toml", &format!("{base}{bad}{event}"));
+        let out = lbsim(&["run", &file, "-q"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{bad}: {err}");
+        assert!(err.contains(key), "{bad}: {err}");
+    }
+    let good = dir.file("good.toml", &format!("{base}[health]\nslow_start = {{}}\n{event}"));
+    assert!(lbsim(&["run", &good, "-q"]).status.success(), "slow start alone runs");
 }

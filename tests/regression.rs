@@ -89,6 +89,7 @@ artefacts! {
     regenerated_retry_storm: "retry_storm",
     regenerated_hedging: "hedging",
     regenerated_failover: "failover",
+    regenerated_failover_outlier: "failover_outlier",
 }
 
 #[test]

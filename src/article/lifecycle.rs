@@ -1,5 +1,6 @@
 //! The request lifecycle's section of `results.txt` (SPEC §11): the Linkerd experiment beside
-//! the article's success rates, the retry storm with its goodput figure, and hedging's p99.
+//! the article's success rates, the retry storm with its goodput figure, hedging's p99, and
+//! failover without and with outlier detection.
 
 use std::fmt::Write as _;
 
@@ -13,7 +14,8 @@ use super::Ran;
 use super::checks::f;
 
 /// The commands of this section, by output file stem.
-pub(super) const STEMS: [&str; 4] = ["linkerd", "retry_storm", "hedging", "failover"];
+pub(super) const STEMS: [&str; 5] =
+    ["linkerd", "retry_storm", "hedging", "failover", "failover_outlier"];
 
 /// When the retry storm's capacity dips and when it returns.
 const DIP: [f64; 2] = [100.0, 200.0];
@@ -109,6 +111,7 @@ pub(super) fn lifecycle_section(ran: &[&Ran]) -> (String, String) {
     }
     text += &hedging_lines(rows(ran, "hedging"));
     text += &failover_lines(rows(ran, "failover"));
+    text += &outlier_lines(rows(ran, "failover"), rows(ran, "failover_outlier"));
     let svg = plot::series_figure(
         "Retry storm: goodput per 10-unit window (capacity halved from 100 to 200)",
         "goodput (successes over arrivals)",
@@ -167,6 +170,27 @@ fn failover_lines(rows: &[RunRow]) -> String {
             r.policy,
             p.share_over(from, to, next),
             success
+        );
+    }
+    text
+}
+
+/// Failover with outlier detection (failover-outlier.toml): for each policy, the ejections and
+/// errors over the seeds, and success, without outlier detection (failover.toml) -> with it.
+fn outlier_lines(without: &[RunRow], with: &[RunRow]) -> String {
+    let mut text = String::from(
+        "failover-outlier: the same with Envoy's outlier detection (5 consecutive errors eject,\n\
+         a review every 1000, ejections of 3000 x the times ejected). Ejections and errors over\n\
+         the seeds, and success, without -> with:\n",
+    );
+    let of = |r: &RunRow| r.lifecycle.as_ref().map(|l| (l.ejections, l.errors, l.success));
+    for b in with {
+        let a = without.iter().find(|a| a.policy == b.policy);
+        let (Some(a_), Some(b_)) = (a.and_then(of), of(b)) else { continue };
+        let _ = writeln!(
+            text,
+            "  {}: ejections {} -> {}, errors {} -> {}, success {:.5} -> {:.5}",
+            b.policy, a_.0, b_.0, a_.1, b_.1, a_.2, b_.2
         );
     }
     text

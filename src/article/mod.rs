@@ -23,7 +23,7 @@ use lifecycle::lifecycle_section;
 use slow_backend::slow_backend_section;
 
 /// The reproduced experiments: output file stem and the command line that produces it.
-pub const COMMANDS: [(&str, &str); 22] = [
+pub const COMMANDS: [(&str, &str); 23] = [
     ("bins", "lbsim bins"),
     ("fixed", "lbsim fixed"),
     ("homo", "lbsim homo --seeds 5 --baseline p2c"),
@@ -61,6 +61,7 @@ pub const COMMANDS: [(&str, &str); 22] = [
         "failover",
         "lbsim run examples/scenarios/failover.toml --series /dev/null --series-window 5000",
     ),
+    ("failover_outlier", "lbsim run examples/scenarios/failover-outlier.toml"),
 ];
 
 /// A generated file: its name inside `results/` and its bytes.

@@ -85,6 +85,9 @@ pub(crate) struct HealthView {
     /// With `--series` only ([`Self::log_changes`]): each change of a client's count of
     /// excluded hosts, `(time, +1 or -1)`, until the loop takes it ([`Self::logged`]).
     log: Option<Vec<(f64, i32)>>,
+    /// The hosts the checker found healthy again since last asked ([`Self::risen`]): they
+    /// start slowly with `[health] slow_start`.
+    risen: Vec<usize>,
 }
 
 impl HealthView {
@@ -102,6 +105,7 @@ impl HealthView {
             checker: None,
             pending: Vec::new(),
             log: None,
+            risen: Vec::new(),
         }
     }
 
@@ -343,6 +347,14 @@ impl HealthView {
         }
     }
 
+    /// The hosts the checks found healthy again since last asked, in order (Envoy sets a
+    /// host's `lastHcPassTime` at each pass while it is marked failed, so its value is that of
+    /// the pass that turned it healthy: `HealthCheckerImplBase::ActiveHealthCheckSession::
+    /// handleSuccess`, source/common/upstream/health_checker_base_impl.cc).
+    pub(crate) fn risen(&mut self) -> std::vec::Drain<'_, usize> {
+        self.risen.drain(..)
+    }
+
     /// The check event of `host` at `now`, the host being in `state`: if a check of it is
     /// under way (one that waited for its timeout), its result is recorded; otherwise a check
     /// is sent, and its result recorded now if it is known now (an answer or a refusal: a
@@ -373,6 +385,9 @@ impl HealthView {
         let checker = self.checker.as_mut().expect("checks");
         let change = checker.record(host, passed);
         let healthy = checker.is_healthy(host);
+        if change == Some(true) {
+            self.risen.push(host);
+        }
         for c in 0..self.clients.len() as u32 {
             match change {
                 Some(true) => self.include(c, host, Reason::Unhealthy, now),

@@ -37,6 +37,7 @@
 //! jsq, least-request) make exactly the choices of one, which a test checks.
 
 use super::{LoadReport, Policy, ProbeReply, Response};
+use crate::lifecycle::health::SlowStart;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -210,6 +211,15 @@ impl<P: Policy> Policy for Fleet<P> {
                 cl.policy.set_hosts(0, Some(&local));
             }
             _ => cl.policy.set_hosts(0, hosts),
+        }
+    }
+
+    /// Forwards to client `client`'s policy, in its own server order (a host outside its
+    /// subset is not its concern).
+    fn slow_start(&mut self, client: u32, host: usize, since: f64, rule: &SlowStart) {
+        let cl = &mut self.clients[client as usize];
+        if let Some(local) = cl.local_index(host) {
+            cl.policy.slow_start(0, local, since, rule);
         }
     }
 

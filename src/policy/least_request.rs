@@ -35,14 +35,26 @@
 //! schedule is rebuilt over them, as `EdfLoadBalancerBase::refresh` rebuilds it on every host
 //! set change (`EdfScheduler::createWithPicks(hosts, ..., seed_)`, the same per-balancer seed
 //! each time): here advanced by `seed % hosts` picks, `seed` drawn once when the policy is built.
+//!
+//! **Slow start** ([`Policy::slow_start`], `[health] slow_start`) is Envoy's
+//! (`source/extensions/load_balancing_policies/common/load_balancer_impl.cc`,
+//! `EdfLoadBalancerBase::refresh` and `applySlowStartFactor`; least request's `hostWeight()`
+//! multiplies its weight by the factor while `noHostsAreInSlowStart()` is false): at every
+//! refresh (a host set change, or a host becoming healthy) the weighted schedule is rebuilt if
+//! the weights differ *or* some host is in slow start, so equal weights take the weighted path
+//! — `weight / (active + 1)^bias` times the factor — while a host ramps up. The factor is
+//! refreshed at each pick of the host (`pickAndAdd` re-adds it with its weight then), and the
+//! schedule stays until the next refresh, after the window too (as Envoy's does); the refresh
+//! after it goes back to `N_CHOICES` or `FULL_SCAN` when the weights are equal. The time of a
+//! refresh caused by a set change is that of the last pick before it.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
+use super::edf::Edf;
 use super::load::Requests;
 use super::p2c::{P2c, WithReplacement};
 use super::tuning::{count, number_where, params, text};
 use super::{Hosts, Policy, uniform};
+use crate::lifecycle::health::SlowStart;
+use crate::lifecycle::slow_start::Ramp;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -83,88 +95,6 @@ fn bias<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     number_where(d, |b| (0.0..=100.0).contains(&b), "a number from 0 to 100")
 }
 
-/// One scheduled host: deadline, insertion order, host.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Entry {
-    deadline: f64,
-    order: u64,
-    host: u32,
-}
-
-impl Eq for Entry {}
-
-impl Ord for Entry {
-    /// Reversed, so that `BinaryHeap` pops the earliest deadline, then the earliest added.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.deadline.total_cmp(&self.deadline).then(other.order.cmp(&self.order))
-    }
-}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// Envoy's EDF scheduler with `pickAndAdd`.
-#[derive(Debug, Clone)]
-struct Edf {
-    weights: Vec<f64>,
-    bias: f64,
-    heap: BinaryHeap<Entry>,
-    now: f64,
-    order: u64,
-}
-
-impl Edf {
-    fn new(weights: Vec<f64>, bias: f64) -> Self {
-        let hosts = Hosts::all();
-        Edf::over(weights, bias, &hosts)
-    }
-
-    /// A fresh schedule of the allowed `hosts`, added in order.
-    fn over(weights: Vec<f64>, bias: f64, hosts: &Hosts) -> Self {
-        let mut edf = Edf { weights, bias, heap: BinaryHeap::new(), now: 0.0, order: 0 };
-        for h in hosts.iter(edf.weights.len()) {
-            let w = edf.weights[h];
-            edf.add(h, w);
-        }
-        edf
-    }
-
-    fn add(&mut self, host: usize, weight: f64) {
-        debug_assert!(weight > 0.0);
-        self.heap.push(Entry {
-            deadline: self.now + 1.0 / weight,
-            order: self.order,
-            host: host as u32,
-        });
-        self.order += 1;
-    }
-
-    /// `hostWeight()`: the weight over (active + 1)^bias.
-    fn weight(&self, host: usize, active: u32) -> f64 {
-        let w = self.weights[host];
-        let a = f64::from(active) + 1.0;
-        if self.bias == 1.0 {
-            w / a
-        } else if self.bias == 0.0 {
-            w
-        } else {
-            w / a.powf(self.bias)
-        }
-    }
-
-    fn pick_and_add(&mut self, active: impl Fn(usize) -> u32) -> usize {
-        let top = self.heap.pop().expect("a schedule of at least one host");
-        self.now = top.deadline;
-        let host = top.host as usize;
-        let w = self.weight(host, active(host));
-        self.add(host, w);
-        host
-    }
-}
-
 /// Envoy's least request (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct LeastRequest {
@@ -178,6 +108,11 @@ pub struct LeastRequest {
     /// The seed a rebuilt weighted schedule is advanced by (Envoy's `seed_`).
     seed: u64,
     hosts: Hosts,
+    /// The weights and the bias, for the schedules slow start builds.
+    rates: Vec<f64>,
+    bias: f64,
+    /// Slow start's ramps: none until a host starts slowly.
+    slow: Option<Box<Ramp>>,
 }
 
 impl LeastRequest {
@@ -203,7 +138,37 @@ impl LeastRequest {
         // Drawn after the advance above, from a stream used for nothing else.
         let seed = stream.next_u64();
         let n_choices = P2c::new(n, WithReplacement::new(choices as usize), Requests);
-        LeastRequest { n, n_choices, full_scan, edf, seed, hosts: Hosts::all() }
+        LeastRequest {
+            n,
+            n_choices,
+            full_scan,
+            edf,
+            seed,
+            hosts: Hosts::all(),
+            rates: rates.to_vec(),
+            bias,
+            slow: None,
+        }
+    }
+
+    /// Envoy's `refresh` under slow start: a fresh weighted schedule of the allowed hosts (each
+    /// weight times its factor now, advanced by `seed % hosts` picks) when the weights differ
+    /// or some host is in slow start, else the unweighted paths.
+    fn refresh_slow(&mut self) {
+        let Some(ramp) = &self.slow else { return };
+        let now = ramp.now();
+        let equal = self.rates.iter().all(|&r| r == self.rates[0]);
+        if equal && !ramp.any(now) {
+            self.edf = None;
+            return;
+        }
+        let scale = |h| ramp.factor(h, now);
+        let mut fresh = Edf::scaled(self.rates.clone(), self.bias, &self.hosts, scale);
+        let k = self.hosts.count(self.n) as u64;
+        for _ in 0..self.seed % k {
+            fresh.pick_and_add_scaled(|_| 0, scale);
+        }
+        self.edf = Some(fresh);
     }
 }
 
@@ -211,6 +176,11 @@ impl Policy for LeastRequest {
     #[inline]
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         if let Some(edf) = &mut self.edf {
+            if let Some(ramp) = &mut self.slow {
+                let t = now.get();
+                ramp.saw(t);
+                return edf.pick_and_add_scaled(|h| loads.get(h), |h| ramp.factor(h, t));
+            }
             return edf.pick_and_add(|h| loads.get(h));
         }
         if self.full_scan {
@@ -223,7 +193,9 @@ impl Policy for LeastRequest {
     fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
         self.hosts.set(hosts);
         self.n_choices.set_hosts(hosts);
-        if let Some(edf) = &mut self.edf {
+        if self.slow.is_some() {
+            self.refresh_slow();
+        } else if let Some(edf) = &mut self.edf {
             let mut fresh = Edf::over(std::mem::take(&mut edf.weights), edf.bias, &self.hosts);
             let k = self.hosts.count(self.n) as u64;
             for _ in 0..self.seed % k {
@@ -231,6 +203,12 @@ impl Policy for LeastRequest {
             }
             *edf = fresh;
         }
+    }
+
+    fn slow_start(&mut self, _client: u32, host: usize, since: f64, rule: &SlowStart) {
+        let n = self.n;
+        self.slow.get_or_insert_with(|| Box::new(Ramp::new(*rule, n))).start(host, since);
+        self.refresh_slow();
     }
 }
 
@@ -328,6 +306,38 @@ mod tests {
         assert_eq!(edf.pick_and_add(|h| active[h]), 0); // deadline 1/4 -> re-added at 1.25
         assert_eq!(edf.pick_and_add(|h| active[h]), 1); // deadline 1
         assert_eq!(edf.pick_and_add(|h| active[h]), 0); // 1.25
+    }
+
+    /// Equal weights take the weighted path while a host is in slow start (Envoy's `refresh`
+    /// builds the schedule when `noHostsAreInSlowStart()` is false), with the factor on the
+    /// host's weight: idle hosts (weight 1 / (0 + 1)) give host 0 the share `f / (3 + f)` of
+    /// the picks, as round robin's schedule does (its test derives the tolerance of 4 picks).
+    /// The schedule stays after the window; the next set change goes back to `N_CHOICES`.
+    #[test]
+    fn slow_start_weighs_equal_hosts_on_the_schedule_until_the_next_refresh() {
+        let rule = SlowStart { window: 1_000.0, ..SlowStart::default() };
+        let mut p = LeastRequest::new(&[1.0; 4], 2, false, 1.0, &mut rng(0));
+        let loads = LoadTable::new(4, false);
+        let mut coins = rng(9);
+        p.slow_start(0, 0, 0.0, &rule);
+        assert!(p.edf.is_some(), "the weighted path");
+        let (mut got, mut want) = (0, 0.0);
+        for k in 0..4_000 {
+            let now = f64::from(k) * 0.25;
+            let f = crate::lifecycle::slow_start::factor(&rule, 0.0, now);
+            want += f / (3.0 + f);
+            got += u32::from(p.pick(&loads, SimTime::new(now), &mut coins) == 0);
+        }
+        assert!((f64::from(got) - want).abs() <= 4.0, "{got} picks of host 0, {want} expected");
+        p.pick(&loads, SimTime::new(1_500.0), &mut coins);
+        assert!(p.edf.is_some(), "until the next refresh");
+        p.set_hosts(0, None);
+        assert!(p.edf.is_none(), "equal weights, none in slow start: N_CHOICES");
+        let unequal = &mut LeastRequest::new(&[1.0, 2.0], 2, false, 1.0, &mut rng(0));
+        unequal.slow_start(0, 1, 0.0, &rule);
+        unequal.pick(&loads, SimTime::new(2_000.0), &mut coins);
+        unequal.set_hosts(0, None);
+        assert!(unequal.edf.is_some(), "unequal weights keep the weighted path");
     }
 
     #[test]

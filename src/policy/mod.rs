@@ -25,6 +25,7 @@
 
 mod aperture;
 mod c3;
+mod edf;
 pub mod ewma;
 mod fleet;
 #[cfg(test)]
@@ -73,6 +74,7 @@ pub use swrr::{SWRR_MAX_CYCLE, SmoothWrr, Swrr, integer_weights};
 pub use tuning::{NoParams, ParamError, Params, Tuning};
 pub use wrr_orca::{OrcaConfig, Scheduler as OrcaScheduler, WrrOrca};
 
+use crate::lifecycle::health::SlowStart;
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 pub(crate) use crate::rng::{two_distinct, uniform};
@@ -92,6 +94,13 @@ pub trait Policy {
     /// loop fails such requests fast instead of picking). A policy goes on picking over the hosts
     /// given as the system it follows does when its host set changes (see each policy's doc).
     fn set_hosts(&mut self, client: u32, hosts: Option<&[u32]>);
+
+    /// `host` became healthy again for `client` at `since` (an `up` after `down` or `hang`, or
+    /// an active check's healthy verdict) and starts slowly under `rule`: Envoy's slow start
+    /// ([`crate::lifecycle::slow_start`]). Called only with `[health] slow_start`. Envoy applies
+    /// it to its EDF-scheduled balancers, round robin and least request, which `rr` and
+    /// `least-request` follow; a policy without weights of that kind ignores it (the default).
+    fn slow_start(&mut self, _client: u32, _host: usize, _since: f64, _rule: &SlowStart) {}
 
     /// True if the policy tags each request it dispatches ([`Self::tag`]) and needs the tag back
     /// at its departure: the engine then keeps one with every request (0 otherwise).

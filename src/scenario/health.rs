@@ -55,7 +55,15 @@ pub(super) fn validate_health(h: &Health) -> Result<(), Invalid> {
                 format!("expected a number > 0 (1 = linear), got {}", num(s.aggression)),
             ));
         }
-        fraction("health.slow_start.min_weight", s.min_weight, "0.1 = Envoy's 10%")?;
+        if !(s.min_weight > 0.0 && s.min_weight <= 1.0) {
+            return Err(invalid(
+                "health.slow_start.min_weight",
+                format!(
+                    "expected a fraction above 0 and at most 1 (0.1 = Envoy's 10%), got {}",
+                    num(s.min_weight)
+                ),
+            ));
+        }
     }
     Ok(())
 }
@@ -67,11 +75,10 @@ pub(super) fn validate_breaker(b: &Breaker) -> Result<(), Invalid> {
 }
 
 impl Spec {
-    /// `[health]` and `[client] breaker`: their values, then a refusal of what the engine does
-    /// not simulate yet (a key that is read and does nothing would give numbers that look like
-    /// an answer): slow start. The breaker, outlier detection (with its success rate) and
-    /// active health checks are simulated; `[health]`'s `panic` is meaningful only with one of
-    /// them (nothing else excludes hosts).
+    /// `[health]` and `[client] breaker`: their values. `[health]` alone needs one of its
+    /// rules (outlier detection, checks, slow start) or a breaker: its `panic` acts only on
+    /// hosts they exclude. Slow start applies to `rr` and `least-request` (Envoy's EDF
+    /// balancers); the other policies have no weights of that kind and ignore it.
     pub(super) fn validate_health(&self) -> Result<(), Invalid> {
         let breaker = self.client.as_ref().and_then(|c| c.breaker.as_ref());
         if let Some(b) = breaker {
@@ -79,10 +86,8 @@ impl Spec {
         }
         if let Some(h) = &self.health {
             validate_health(h)?;
-            if h.slow_start.is_some() {
-                return Err(invalid("health.slow_start", NOT_YET));
-            }
-            if breaker.is_none() && h.outlier.is_none() && h.checks.is_none() {
+            let rules = h.outlier.is_some() || h.checks.is_some() || h.slow_start.is_some();
+            if breaker.is_none() && !rules {
                 return Err(invalid(
                     "health.panic",
                     "nothing excludes hosts without health.outlier, health.checks or \
@@ -95,14 +100,10 @@ impl Spec {
     }
 }
 
-/// Why slow start is refused for now.
-const NOT_YET: &str = "not simulated yet: slow start is read and checked but no policy weighs \
-                       hosts by it in this version; leave it out";
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lifecycle::health::{Checks, Outlier};
+    use crate::lifecycle::health::{Checks, Outlier, SlowStart};
 
     #[test]
     fn the_defaults_are_valid_and_each_bad_value_names_its_key() {
@@ -123,6 +124,19 @@ mod tests {
             ..Health::default()
         });
         assert!(e.contains("health.outlier.consecutive_errors"), "{e}");
+        let slow = |s: SlowStart| bad(Health { slow_start: Some(s), ..Health::default() });
+        for (s, key) in [
+            (SlowStart { window: 0.0, ..SlowStart::default() }, "window"),
+            (SlowStart { aggression: 0.0, ..SlowStart::default() }, "aggression"),
+            (SlowStart { aggression: f64::NAN, ..SlowStart::default() }, "aggression"),
+            (SlowStart { min_weight: 0.0, ..SlowStart::default() }, "min_weight"),
+            (SlowStart { min_weight: 1.5, ..SlowStart::default() }, "min_weight"),
+        ] {
+            let e = slow(s);
+            assert!(e.contains(&format!("health.slow_start.{key}")), "{e}");
+        }
+        let full = SlowStart { min_weight: 1.0, ..SlowStart::default() };
+        assert!(validate_health(&Health { slow_start: Some(full), ..Health::default() }).is_ok());
         let e = validate_breaker(&Breaker { failures: 5, recovery: -1.0 }).unwrap_err();
         assert_eq!(e.key, "client.breaker.recovery");
     }
@@ -156,12 +170,17 @@ mod parse_tests {
         assert_eq!(l.changes[0].state, Some(HostState::Down));
         assert_eq!(l.client.breaker.map(|b| (b.failures, b.recovery)), Some((2, 30_000.0)));
         assert!(spec.lifecycle_columns());
-        // Outlier detection runs; slow start, not simulated yet, is refused naming its key;
+        // Outlier detection runs, and slow start (alone too); a bad slow start names its key;
         // the breaker alone, and with [health]'s panic, runs.
         assert!(source.points().is_ok());
         let slow = text.replace("[client]", "slow_start = { window = 10.0 }\n[client]");
-        let e = Source::parse("f.toml", &slow).unwrap().points().unwrap_err().to_string();
-        assert!(e.contains("not simulated yet") && e.contains("health.slow_start"), "{e}");
+        assert!(Source::parse("f.toml", &slow).unwrap().points().is_ok());
+        let alone = slow.replace("outlier = { consecutive_errors = 3 }", "");
+        let alone = alone.replace("breaker = { failures = 2 }", "");
+        assert!(Source::parse("f.toml", &alone).unwrap().points().is_ok());
+        let bad = slow.replace("window = 10.0", "window = 0.0");
+        let e = Source::parse("f.toml", &bad).unwrap().points().unwrap_err().to_string();
+        assert!(e.contains("health.slow_start.window"), "{e}");
         let panic_only = text.replace("outlier = { consecutive_errors = 3 }", "panic = 0.3");
         assert!(Source::parse("f.toml", &panic_only).unwrap().points().is_ok());
         let no_breaker = panic_only.replace("breaker = { failures = 2 }", "");

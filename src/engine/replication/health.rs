@@ -28,13 +28,16 @@
 //!   that travel in no time and do not load the servers). Both timers stop once the run has
 //!   all its arrivals, as the board's posts do, so that they do not stretch the run: the
 //!   requests still in flight then finish under the verdicts already reached.
+//! - Slow start (`[health] slow_start`): a host that becomes healthy again — its `up` after
+//!   `down` or `hang` without active checks, the checks' healthy verdict with them — starts
+//!   slowly in every client's policy ([`Replication::lc_slow_start`], [`Policy::slow_start`]).
 
 use super::super::event::{Event, Job, schedule};
 use super::super::lifecycle::NONE;
 use super::{Parts, Replication, Servers};
 use crate::info::InfoModel;
 use crate::lifecycle::checks::Reply;
-use crate::lifecycle::health::HostState;
+use crate::lifecycle::health::{HostState, SlowStart};
 use crate::policy::Policy;
 use crate::time::SimTime;
 use crate::workload::{Demands, Gaps};
@@ -121,10 +124,26 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             HostState::Down => Reply::Refused(t),
             HostState::Hang => Reply::Silent,
         };
-        let next = lc.health.as_mut().expect("checks").check(s, reply, t);
+        let h = lc.health.as_mut().expect("checks");
+        let next = h.check(s, reply, t);
+        let risen: Vec<usize> = h.risen().collect();
+        let rule = lc.cfg.health.and_then(|h| h.slow_start);
         self.lc_sync_hosts();
+        if let Some(rule) = rule {
+            for host in risen {
+                self.lc_slow_start(host, t, &rule);
+            }
+        }
         if !self.arrivals_over {
             schedule(&mut self.sim, next, Event::Check(s as u32));
+        }
+    }
+
+    /// Host `s` became healthy again at `t`: it starts slowly in every client's policy
+    /// (`[health] slow_start`; see [`Policy::slow_start`]).
+    pub(super) fn lc_slow_start(&mut self, s: usize, t: f64, rule: &SlowStart) {
+        for c in 0..self.policy.clients() {
+            self.policy.slow_start(c, s, t, rule);
         }
     }
 

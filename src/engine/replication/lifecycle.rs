@@ -370,6 +370,8 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let t = self.sim.now().get();
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let c = lc.cfg.changes[i as usize].clone();
+        // Slow start from an `up` without active checks (with them, from their verdict).
+        let ramp = lc.cfg.health.filter(|h| h.checks.is_none()).and_then(|h| h.slow_start);
         for s in c.servers {
             let lc = self.parts.lifecycle().expect("a lifecycle");
             if let Some(d) = c.delay {
@@ -382,6 +384,10 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
                 let was = std::mem::replace(&mut lc.states[s], state);
                 if was == HostState::Up && state != HostState::Up {
                     self.lc_lose(s, t);
+                }
+                if let Some(rule) = ramp.filter(|_| was != HostState::Up && state == HostState::Up)
+                {
+                    self.lc_slow_start(s, t, &rule);
                 }
             }
         }
