@@ -167,6 +167,14 @@ impl KeyError {
     pub fn unkeyed(message: impl fmt::Display) -> KeyError {
         KeyError::new(String::new(), message)
     }
+
+    /// The same refusal for a key nested under `prefix` (`service.scv` under `classes[1]` is
+    /// `classes[1].service.scv`).
+    pub fn under(self, prefix: &str) -> KeyError {
+        let key =
+            if self.key.is_empty() { prefix.to_string() } else { format!("{prefix}.{}", self.key) };
+        KeyError { key, message: self.message }
+    }
 }
 
 impl fmt::Display for KeyError {

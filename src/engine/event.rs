@@ -68,6 +68,9 @@ pub(super) struct Job {
     pub(super) index: u64,
     /// The policy's tag ([`Policy::tag`](crate::policy::Policy::tag)): which client sent it.
     pub(super) tag: u32,
+    /// Its traffic class (`[[classes]]`; 0 without classes). It fits in the padding after
+    /// `tag`: a job is 32 bytes either way.
+    pub(super) class: u32,
 }
 
 /// Schedules `ev` at `at` (class 0), which is not in the past.
@@ -85,5 +88,6 @@ mod tests {
         // The queue moves entries of (time, tie, event): 24 bytes with an 8-byte event.
         assert_eq!(std::mem::size_of::<Event<u32>>(), 8);
         assert_eq!(std::mem::size_of::<Event<(u32, u32)>>(), 12);
+        assert_eq!(std::mem::size_of::<Job>(), 32);
     }
 }

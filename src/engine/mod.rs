@@ -24,6 +24,7 @@
 //!   single sift-down, so the common pop-then-push costs one `log n` pass instead of two;
 //! - the sift-down is bottom-up and branch-free in its choice of child.
 
+mod classes;
 mod event;
 mod feedback;
 mod health;
@@ -32,6 +33,7 @@ mod parts;
 mod queue;
 mod record;
 mod replication;
+mod scheduled;
 mod servers;
 
 pub use crate::time::SimTime;

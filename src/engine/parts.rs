@@ -11,11 +11,12 @@
 
 use std::collections::VecDeque;
 
+use super::classes::ClassState;
 use super::event::Job;
 use super::feedback::{Recorded, WindowRecorder};
 use super::lifecycle::LifecycleState;
 use crate::admission::{Decision, Gate};
-use crate::model::{Farm, SimOptions};
+use crate::model::{Farm, RunLength, SimOptions};
 use crate::rng::{SimRng, StreamKey};
 use crate::stats::RepStats;
 
@@ -37,6 +38,8 @@ pub(super) trait Parts {
     fn left(&mut self, s: usize, qlen: u32, t: f64, job: &Job, sojourn: f64, measured: bool);
     /// The request lifecycle (SPEC §11), if the farm has one.
     fn lifecycle(&mut self) -> Option<&mut LifecycleState>;
+    /// The traffic classes (SPEC §13), if the farm has them.
+    fn classes(&mut self) -> Option<&mut ClassState>;
     /// The lifecycle's measured request arrived at `t` (for the series).
     fn request_arrived(&mut self, t: f64);
     /// The lifecycle's measured request ended at `t`, answered or failed (for the series).
@@ -84,6 +87,11 @@ impl Parts for Off {
     }
 
     #[inline(always)]
+    fn classes(&mut self) -> Option<&mut ClassState> {
+        None
+    }
+
+    #[inline(always)]
     fn request_arrived(&mut self, _: f64) {}
 
     #[inline(always)]
@@ -96,21 +104,29 @@ impl Parts for Off {
     fn finish(self, _: &mut RepStats, _: f64) {}
 }
 
-/// The farm's admission stage, if it has one, the series, if asked for, and the request
-/// lifecycle, if the farm has one.
+/// The farm's admission stage, if it has one, the series, if asked for, the request
+/// lifecycle and the traffic classes, if the farm has them.
 pub(super) struct On {
     gate: Option<Gate>,
     /// Requests the admission stage delayed, in the order they are let through.
     delayed: VecDeque<Job>,
     windows: Option<WindowRecorder>,
     lifecycle: Option<Box<LifecycleState>>,
+    classes: Option<Box<ClassState>>,
 }
 
 impl On {
     /// The parts of `farm` under `opts`. The admission stage draws from its own stream, seeded
     /// from a copy of the workload stream (which it leaves where it was): policies still see the
-    /// same requests. With a health view, the series averages it over `clients` clients.
-    pub(super) fn new(farm: &Farm, opts: &SimOptions, workload: &SimRng, clients: u32) -> Self {
+    /// same requests. With a health view, the series averages it over `clients` clients. The
+    /// classes' stream is seeded the same way, under its own name.
+    pub(super) fn new(
+        farm: &Farm,
+        opts: &SimOptions,
+        workload: &SimRng,
+        clients: u32,
+        len: RunLength,
+    ) -> Self {
         let gate = farm.admission.map(|adm| {
             use rand::Rng;
             Gate::new(&adm, StreamKey::new(workload.clone().next_u64(), "admission").rng())
@@ -133,7 +149,11 @@ impl On {
                 None => w,
             }
         });
-        On { gate, delayed: VecDeque::new(), windows, lifecycle }
+        let classes = farm.classes.as_ref().map(|c| {
+            use rand::Rng;
+            Box::new(ClassState::new(c, len, workload.clone().next_u64()))
+        });
+        On { gate, delayed: VecDeque::new(), windows, lifecycle, classes }
     }
 }
 
@@ -180,6 +200,9 @@ impl Parts for On {
 
     #[inline]
     fn left(&mut self, s: usize, qlen: u32, t: f64, job: &Job, sojourn: f64, measured: bool) {
+        if let Some(c) = &mut self.classes {
+            c.left(job.class, job.index, sojourn);
+        }
         if let Some(w) = &mut self.windows {
             w.changed(s, qlen, t);
             if measured {
@@ -191,6 +214,11 @@ impl Parts for On {
     #[inline]
     fn lifecycle(&mut self) -> Option<&mut LifecycleState> {
         self.lifecycle.as_deref_mut()
+    }
+
+    #[inline]
+    fn classes(&mut self) -> Option<&mut ClassState> {
+        self.classes.as_deref_mut()
     }
 
     fn request_arrived(&mut self, t: f64) {
@@ -224,6 +252,9 @@ impl Parts for On {
         }
         if let Some(g) = self.gate {
             stats.admission = g.stats;
+        }
+        if let Some(c) = self.classes {
+            stats.classes = c.finish();
         }
         match self.windows.map(|w| w.finish(end)) {
             Some(Recorded::Memory(w)) => stats.windows = Some(w),

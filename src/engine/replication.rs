@@ -26,6 +26,7 @@ use super::event::{Event, Job, POST_CLASS, schedule};
 use super::feedback::{Monitor, ProbeReply};
 use super::parts::{Off, On, Parts};
 use super::record::Recorder;
+use super::scheduled::{CfsServers, FairServers, PriorityWorkers};
 use super::servers::{FifoWorkers, OneSlot, Servers, SharedServers};
 use super::{SimTime, Simulation};
 use crate::admission::Decision;
@@ -88,7 +89,10 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
     coins: SimRng,
 ) -> RepStats {
     let fixed_rates = farm.events.is_empty();
-    let bare = farm.admission.is_none() && opts.series.is_none() && farm.lifecycle.is_none();
+    let bare = farm.admission.is_none()
+        && opts.series.is_none()
+        && farm.lifecycle.is_none()
+        && farm.classes.is_none();
     // One-slot servers cannot take a request back (their departures never go stale): a host
     // that goes down or hangs loses what it holds, as a cancelled attempt leaves.
     let cancels = farm
@@ -97,7 +101,7 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
         .is_some_and(|l| l.client.cancel || l.changes.iter().any(|c| c.state.is_some()));
     let parts = opts.clone();
     let clients = policy.clients();
-    let on = || On::new(farm, &parts, &workload, clients);
+    let on = || On::new(farm, &parts, &workload, clients, len);
     let b = Builder { farm, len, opts, policy, info, arrivals, service };
     match farm.discipline {
         Discipline::Fifo if farm.slots == 1 && fixed_rates && bare => {
@@ -113,6 +117,23 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
         }
         Discipline::Ps => {
             let (servers, parts) = (SharedServers::new(&farm.rates, farm.slots), on());
+            b.build(servers, parts, workload, coins).run()
+        }
+        d @ (Discipline::Priority | Discipline::PriorityPreemptive) => {
+            let c = farm.classes.as_deref().expect("a class discipline has classes");
+            let preemptive = d == Discipline::PriorityPreemptive;
+            let servers = PriorityWorkers::new(&farm.rates, farm.slots, c, preemptive);
+            let parts = on();
+            b.build(servers, parts, workload, coins).run()
+        }
+        Discipline::Fair => {
+            let c = farm.classes.as_deref().expect("a class discipline has classes");
+            let (servers, parts) = (FairServers::new(&farm.rates, c), on());
+            b.build(servers, parts, workload, coins).run()
+        }
+        Discipline::Cfs => {
+            let c = farm.classes.as_deref().expect("a class discipline has classes");
+            let (servers, parts) = (CfsServers::new(&farm.rates, c), on());
             b.build(servers, parts, workload, coins).run()
         }
     }
@@ -328,11 +349,23 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         self.rec.stats.events += 1;
         let (n, servers) = (self.n, &self.servers);
         self.rec.arriving(self.arrived, t, || (0..n).map(|s| servers.len(s)).max().unwrap_or(0));
-        let work = self.service.demand(&mut self.workload);
+        // With classes, the class comes from its own stream and the demand from its law; the
+        // branch is never taken without them (and compiled out without parts).
+        let (work, class) = match self.parts.classes() {
+            Some(c) => {
+                let k = c.draw();
+                let work = match c.law(k) {
+                    Some(law) => law.demand(&mut self.workload),
+                    None => self.service.demand(&mut self.workload),
+                };
+                (work, k)
+            }
+            None => (self.service.demand(&mut self.workload), 0),
+        };
         // The gap to the next arrival is the stream's next draw; taking it here (the last
         // arrival's is never used) lets its division overlap with the dispatch.
         let gap = self.arrivals.next_gap(&mut self.workload);
-        let mut job = Job { arrival: t, work, index: self.arrived, tag: 0 };
+        let mut job = Job { arrival: t, work, index: self.arrived, tag: 0, class };
         if self.parts.lifecycle().is_some() {
             self.lc_open(&mut job, t);
         }

@@ -177,7 +177,7 @@ pub(super) struct FifoWorkers {
 impl FifoWorkers {
     pub(super) fn new(rates: &[f64], c: usize) -> Self {
         let n = rates.len();
-        let none = Job { arrival: 0.0, work: 0.0, index: 0, tag: 0 };
+        let none = Job { arrival: 0.0, work: 0.0, index: 0, tag: 0, class: 0 };
         FifoWorkers {
             c,
             rates: rates.to_vec(),
@@ -466,7 +466,7 @@ mod tests {
             let departure = probe.next_event().map(|_| probe.now().get());
             match (arrivals.get(next), departure) {
                 (Some(&(t, s, work)), d) if d.is_none_or(|d| t < d) => {
-                    let job = Job { arrival: t, work, index: next as u64, tag: 0 };
+                    let job = Job { arrival: t, work, index: next as u64, tag: 0, class: 0 };
                     servers.arrive(s, job, t, &mut sim);
                     next += 1;
                 }
@@ -526,7 +526,12 @@ mod tests {
     ) -> (f64, Vec<(f64, u64)>) {
         let mut sim = Simulation::new();
         for (i, &(t, work)) in arrivals.iter().enumerate() {
-            servers.arrive(0, Job { arrival: t, work, index: i as u64, tag: 0 }, t, &mut sim);
+            servers.arrive(
+                0,
+                Job { arrival: t, work, index: i as u64, tag: 0, class: 0 },
+                t,
+                &mut sim,
+            );
         }
         let mut out = Vec::new();
         let mut received = None;
@@ -583,7 +588,7 @@ mod tests {
         // leaves at 3 (the departure scheduled for 2 is stale).
         for ps in [false, true] {
             let mut sim = Simulation::new();
-            let job = Job { arrival: 0.0, work: 2.0, index: 0, tag: 0 };
+            let job = Job { arrival: 0.0, work: 2.0, index: 0, tag: 0, class: 0 };
             let mut fifo = FifoWorkers::new(&[1.0], 1);
             let mut shared = SharedServers::new(&[1.0], 1);
             let servers: &mut dyn Servers<Token = (u32, u32)> =

@@ -413,12 +413,18 @@ pub struct Outcome {
     pub levels: Vec<Vec<f64>>,
     /// The replications' `--series` windows, pooled per group.
     pub series: Option<PooledTape>,
+    /// Each traffic class's summary, in class order (empty without classes).
+    pub classes: Vec<Summary>,
 }
 
 /// An [`Outcome`] built one replication at a time, in replication order.
 #[derive(Debug, Clone)]
 pub struct Fold {
     tally: Tally,
+    /// One tally per traffic class, read as the pooled one is.
+    classes: Vec<Tally>,
+    extra: Vec<f64>,
+    requests: u64,
     events: u64,
     levels: Vec<Vec<f64>>,
     series: Option<PooledTape>,
@@ -433,6 +439,9 @@ impl Fold {
         let extra: Vec<f64> = run.quantiles.iter().map(|q| q.q).collect();
         Fold {
             tally: Tally::new(run.requests, &extra),
+            classes: Vec::new(),
+            extra,
+            requests: run.requests,
             events: 0,
             levels: Vec::new(),
             series: None,
@@ -443,6 +452,13 @@ impl Fold {
     /// Adds the next replication.
     pub fn add(&mut self, r: &RepStats) {
         self.tally.add(r);
+        if self.classes.len() < r.classes.len() {
+            let (requests, extra) = (self.requests, &self.extra);
+            self.classes.resize_with(r.classes.len(), || Tally::new(requests, extra));
+        }
+        for (t, c) in self.classes.iter_mut().zip(&r.classes) {
+            t.add(c);
+        }
         self.events += r.events;
         self.levels.push(r.level_fractions());
         if let Some((groups, reps)) = &self.groups {
@@ -462,6 +478,7 @@ impl Fold {
             events: earlier + self.events,
             levels: self.levels,
             series: self.series,
+            classes: self.classes.into_iter().map(Tally::finish).collect(),
         }
     }
 }

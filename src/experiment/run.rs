@@ -97,6 +97,8 @@ pub struct Point {
     pub heavy_tail: bool,
     /// A trace shorter than the warm-up plus the requests asked: what it measures instead.
     pub short_trace: Option<String>,
+    /// The traffic classes (`[[classes]]`), their service laws built.
+    pub classes: Option<Box<crate::model::Classes>>,
 }
 
 /// The note and warning for a point whose service variance is infinite.
@@ -137,6 +139,7 @@ impl Point {
             events: self.spec.rate_changes(),
             admission: self.spec.admission.as_ref().map(|a| a.resolve().expect("validated")),
             lifecycle: self.spec.lifecycle().map(Box::new),
+            classes: self.classes.clone(),
         };
         self.policies
             .iter()
@@ -188,6 +191,10 @@ pub struct RunRow {
     pub keys: Map<String, Value>,
     /// The policy as written in the file.
     pub policy: String,
+    /// With `[[classes]]`: the class of the row, `all` for the pooled one (SPEC §13); absent
+    /// without classes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
     /// Replications.
     pub seeds: u64,
     /// Pooled mean sojourn.
@@ -268,10 +275,12 @@ pub fn summarise(
     let mut warnings = Vec::new();
     for (point, outcomes) in cfg.points.iter().zip(outcomes) {
         warnings.extend(stop_warnings(&point.scenarios(), outcomes, &point.run));
-        let base = cfg.baseline.as_ref().and_then(|b| {
+        let base_outcome = cfg.baseline.as_ref().and_then(|b| {
             let k = point.policies.iter().position(|p| p.label == *b)?;
-            Some(&outcomes[k].summary)
+            Some(&outcomes[k])
         });
+        let base = base_outcome.map(|o| &o.summary);
+        let base_of = |_: &Outcome| base_outcome.map(|b| b.classes.as_slice());
         for (p, o) in point.policies.iter().zip(outcomes) {
             let mut r = row(point, p, o);
             r.baseline = base.map(|b| VsBaseline::of(&o.summary, b));
@@ -314,8 +323,19 @@ pub fn summarise(
             if let Some(short) = &point.short_trace {
                 mark = Some(mark.map_or_else(|| short.clone(), |m| format!("{short}; {m}")));
             }
-            rows.push(r);
-            marks.push(mark);
+            let split = point.classes.as_ref().map(|c| class_rows(point, &r, o, base_of(o), c));
+            if let Some(split) = split {
+                r.class = Some("all".into());
+                rows.push(r);
+                marks.push(mark.clone());
+                for c in split {
+                    rows.push(c);
+                    marks.push(mark.clone());
+                }
+            } else {
+                rows.push(r);
+                marks.push(mark);
+            }
         }
         if let Some(short) = &point.short_trace {
             let warning = format!("warning: {short}");
@@ -439,12 +459,53 @@ impl LifecycleColumns {
     }
 }
 
+/// The rows of each traffic class of `pooled`'s policy (its pooled row), read from the class
+/// summaries as the pooled row is from its own; what is not per class (queues, the steady
+/// verdict, the load, the admission and lifecycle columns) is the pooled row's. With a
+/// baseline, each class is compared with the same class of the baseline policy.
+fn class_rows(
+    point: &Point,
+    pooled: &RunRow,
+    o: &Outcome,
+    base: Option<&[crate::stats::Summary]>,
+    classes: &crate::model::Classes,
+) -> Vec<RunRow> {
+    classes
+        .classes
+        .iter()
+        .zip(&o.classes)
+        .enumerate()
+        .map(|(k, (c, s))| {
+            let mut r = pooled.clone();
+            r.class = Some(c.name.clone());
+            r.mean = s.mean;
+            r.p50 = s.quantile(0.5);
+            r.p90 = s.quantile(0.9);
+            r.p99 = s.p99;
+            r.p99_9 = s.quantile(0.999);
+            r.mean_ci95 = if pooled.mean_ci95.is_some() { s.mean_ci95 } else { None };
+            r.p99_ci95 = if pooled.p99_ci95.is_some() { s.p99_ci95 } else { None };
+            r.drift = s.drift;
+            r.quantiles = point
+                .run
+                .quantiles
+                .iter()
+                .map(|q| (q.column.clone(), Value::from(s.quantile(q.q))))
+                .collect();
+            r.baseline = base.and_then(|b| b.get(k)).map(|b| VsBaseline::of(s, b));
+            r.series = None;
+            r
+        })
+        .collect()
+}
+
 /// The row of policy `p` at `point`.
 fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
     let s = &o.summary;
     RunRow {
         keys: point.keys.iter().map(|(key, value)| (key.clone(), toml_to_json(value))).collect(),
         policy: p.label.clone(),
+        class: None,
         seeds: s.seeds,
         mean: s.mean,
         p50: s.quantile(0.5),

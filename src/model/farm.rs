@@ -22,6 +22,8 @@ pub struct Farm {
     /// Errors, response delays, a queue limit and what clients do with their requests
     /// (`[client]`, SPEC §11); `None` leaves the request lifecycle out of the replication.
     pub lifecycle: Option<Box<crate::lifecycle::Lifecycle>>,
+    /// Traffic classes (`[[classes]]`, SPEC §13); `None` leaves them out of the replication.
+    pub classes: Option<Box<super::Classes>>,
 }
 
 /// How a server serves the requests it holds.
@@ -38,6 +40,39 @@ pub enum Discipline {
     /// `rate * min(1, slots / k)` (Kleinrock, *Queueing Systems* vol. 1, §4.8; with `slots = c`,
     /// `c` processors shared equally, none idle while requests wait).
     Ps,
+    /// Non-preemptive priority: a free worker takes the waiting request of the highest
+    /// priority (the lowest level), FIFO within a level (Cobham 1954; Kleinrock vol. 2, §3.6).
+    Priority,
+    /// Preemptive-resume priority: a request of a higher priority than one in service takes
+    /// its worker at once; the one preempted waits, first of its level, and resumes where it
+    /// stopped.
+    #[serde(rename = "priority-preemptive")]
+    PriorityPreemptive,
+    /// Weighted fair queueing: the classes with work share the server in proportion to their
+    /// weights (generalised processor sharing, Parekh & Gallager 1993), FIFO within a class.
+    Fair,
+    /// The chapter's CFS (§39.22): the class with the least vruntime runs its oldest request
+    /// for a slice; its vruntime grows by the time it ran over its weight.
+    Cfs,
+}
+
+impl Discipline {
+    /// Whether the discipline schedules by class (it needs `[[classes]]`).
+    pub fn by_class(self) -> bool {
+        !matches!(self, Discipline::Fifo | Discipline::Ps)
+    }
+
+    /// The word a scenario file writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Discipline::Fifo => "fifo",
+            Discipline::Ps => "ps",
+            Discipline::Priority => "priority",
+            Discipline::PriorityPreemptive => "priority-preemptive",
+            Discipline::Fair => "fair",
+            Discipline::Cfs => "cfs",
+        }
+    }
 }
 
 /// At time `at`, every server in `servers` changes its rate to `rate`. The change applies to the
@@ -63,6 +98,7 @@ impl Farm {
             events: Vec::new(),
             admission: None,
             lifecycle: None,
+            classes: None,
         }
     }
 

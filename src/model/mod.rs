@@ -16,10 +16,12 @@
 //! queue (M/M/c), processor sharing ([`Discipline::Ps`]), and rate changes during the run
 //! ([`RateChange`]); the servers that simulate them are in `engine/servers.rs`.
 
+mod classes;
 mod clients;
 mod farm;
 mod load;
 
+pub use classes::{Class, Classes, DEFAULT_SLICE, SCHED_PRIO_TO_WEIGHT, nice_weight};
 pub use clients::Clients;
 
 pub use farm::{Discipline, Farm, Information, RateChange, RunLength, SimOptions};

@@ -44,8 +44,10 @@ use crate::output::table::format_number as num;
 use crate::subset::Subsetting;
 use crate::workload::{ArrivalSpec, Arrivals, KeySpec, Service, ServiceSpec};
 
+mod classes;
 mod client;
 mod health;
+pub use classes::{ClassSpec, MAX_CLASSES};
 pub use client::ClientSpec;
 
 /// How a scenario read from standard input (`lbsim run -`) is named in messages.
@@ -94,6 +96,9 @@ pub struct Spec {
     /// start (`[health]`, SPEC §12; see `health.rs`). Absent by default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub health: Option<Health>,
+    /// Traffic classes (`[[classes]]`, SPEC §13; see `classes.rs`). None by default.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassSpec>,
 }
 
 impl Default for Spec {
@@ -112,6 +117,7 @@ impl Default for Spec {
             events: Vec::new(),
             client: None,
             health: None,
+            classes: Vec::new(),
         }
     }
 }
@@ -150,6 +156,12 @@ pub struct FarmSpec {
     /// default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue_limit: Option<u32>,
+    /// Under `priority`: a waiting request gains one level every `aging` (off by default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aging: Option<f64>,
+    /// Under `cfs`: how long a class runs before the server chooses again (0.1 by default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slice: Option<f64>,
 }
 
 impl Default for FarmSpec {
@@ -165,6 +177,8 @@ impl Default for FarmSpec {
             discipline: Discipline::Fifo,
             slots: 1,
             queue_limit: None,
+            aging: None,
+            slice: None,
         }
     }
 }
@@ -855,7 +869,8 @@ impl Spec {
         self.validate_run()?;
         self.validate_precision()?;
         self.validate_lifecycle()?;
-        self.validate_health()
+        self.validate_health()?;
+        self.validate_classes()
     }
 
     /// `farm.groups` and `farm.slots`; the number of servers.

@@ -305,6 +305,10 @@ pub struct RepStats {
     /// What the request lifecycle counted (SPEC §11; absent from the record without one).
     #[serde(default, skip_serializing_if = "crate::lifecycle::LifecycleStats::is_empty")]
     pub lifecycle: crate::lifecycle::LifecycleStats,
+    /// Each traffic class's requests, sums, halves, histogram and range, in class order
+    /// (SPEC §13; empty, and absent from the record, without classes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<RepStats>,
 }
 
 impl RepStats {
@@ -386,6 +390,12 @@ impl AddAssign<&RepStats> for RepStats {
         self.stops += r.stops;
         self.admission.merge(&r.admission);
         self.lifecycle.merge(&r.lifecycle);
+        if self.classes.len() < r.classes.len() {
+            self.classes.resize_with(r.classes.len(), RepStats::default);
+        }
+        for (a, b) in self.classes.iter_mut().zip(&r.classes) {
+            *a += b;
+        }
     }
 }
 

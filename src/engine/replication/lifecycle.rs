@@ -198,7 +198,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             schedule(&mut self.sim, t + hedge, Event::Hedge(r));
         }
         if !hung {
-            let job = Job { arrival: t, work, index: u64::from(a), tag };
+            let job = Job { arrival: t, work, index: u64::from(a), tag, class: 0 };
             self.servers.arrive(s, job, t, &mut self.sim);
         }
         if timeout > 0.0 {
@@ -516,7 +516,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let req = &mut lc.requests[r as usize];
         req.sending += 1;
-        let job = Job { arrival: t, work: req.work, index: u64::from(r), tag: 0 };
+        let job = Job { arrival: t, work: req.work, index: u64::from(r), tag: 0, class: 0 };
         let (client, measured) = (req.client, req.measured(self.len.warmup));
         // Every attempt passes the admission stage in front of the farm, as the first did.
         match self.parts.offer(t, measured) {

@@ -184,7 +184,11 @@ fn resolve_point(
         }
     }
     let load = arrivals.load(spec.capacity());
-    let heavy_tail = service.infinite_variance();
+    let classes = spec.classes(&source.dir).map_err(keyed)?.map(Box::new);
+    let heavy_tail = service.infinite_variance()
+        || classes.as_ref().is_some_and(|c| {
+            c.classes.iter().filter_map(|c| c.service.as_ref()).any(|s| s.infinite_variance())
+        });
     if !(limits::MIN_LOAD..spec.max_load()).contains(&load) {
         return Err(ScenarioError::Key {
             file: source.file.clone(),
@@ -209,7 +213,7 @@ fn resolve_point(
         crate::experiment::Workload { arrivals: Some(arrivals), service, key, keys: None }
     };
     workload.keys = Some(spec.keys.clone());
-    Ok(Point { keys, spec, policies, run, load, workload, heavy_tail, short_trace })
+    Ok(Point { keys, spec, policies, run, load, workload, heavy_tail, short_trace, classes })
 }
 
 /// The policies of a scenario file: `NAME` or `NAME:key=value,...` (`p2c-pewma:tau=5`).

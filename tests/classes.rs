@@ -1,0 +1,286 @@
+//! Traffic classes and the disciplines that schedule by class (SPEC §13), against the closed
+//! forms of priority queueing and exact counts. Fixed seeds make every test deterministic.
+//!
+//! The farm is 50 rate-1 servers under `random`: random splitting of a Poisson stream whose
+//! classes are drawn independently makes every server an M/G/1 queue fed by independent Poisson
+//! streams, one per class, at `share_k * load`, so each class's mean sojourn is the single-server
+//! formula. Tolerances are five standard errors of the mean of the replications' class means
+//! (each replication is an independent run of its length, so their spread is the run length's
+//! own noise); each test also checks that this tolerance is a small fraction of the value, so
+//! that the comparison could fail (the alternatives it rules out lie well outside it).
+
+use std::path::Path;
+
+use lbsim::experiment::Scenario;
+use lbsim::model::{Class, Classes, Discipline, Farm};
+use lbsim::policy::PolicyKind;
+use lbsim::stats::RepStats;
+use lbsim::theory::mmn_mean;
+use lbsim::workload::{Service, ServiceSpec};
+
+use crate::util::{Dir, column, lbsim, lbsim_ok, pooled, replicate, run_length};
+
+/// Two classes, `interactive` (priority 0) and `batch` (priority 1), with these shares and laws
+/// (`None`: the scenario's `Exp(1)`) and weights.
+fn two(shares: [f64; 2], laws: [Option<Service>; 2], weights: [f64; 2]) -> Classes {
+    let class = |k: usize, name: &str| Class {
+        name: name.into(),
+        share: shares[k],
+        priority: k as u32,
+        weight: weights[k],
+        service: laws[k].clone(),
+    };
+    Classes {
+        classes: vec![class(0, "interactive"), class(1, "batch")],
+        aging: None,
+        slice: lbsim::model::DEFAULT_SLICE,
+    }
+}
+
+fn farm(n: usize, load: f64, slots: u32, discipline: Discipline, classes: Classes) -> Scenario {
+    let farm =
+        Farm { slots, discipline, classes: Some(Box::new(classes)), ..Farm::homogeneous(n, load) };
+    Scenario::live(farm, PolicyKind::Random, 10.0)
+}
+
+/// The mean over replications of `f` and five standard errors of it.
+fn mean_and_tol(reps: &[RepStats], f: impl Fn(&RepStats) -> f64) -> (f64, f64) {
+    let xs: Vec<f64> = reps.iter().map(f).collect();
+    let k = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / k;
+    let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (k - 1.0);
+    (m, 5.0 * (var / k).sqrt())
+}
+
+/// Checks class `k`'s mean sojourn (and the pooled one, `k = None`) against `want`.
+fn check(reps: &[RepStats], k: Option<usize>, want: f64, what: &str) {
+    let (m, tol) = match k {
+        Some(k) => mean_and_tol(reps, |r| r.classes[k].mean()),
+        None => mean_and_tol(reps, RepStats::mean),
+    };
+    assert!(tol < 0.03 * want, "{what}: the run is too short to tell ({tol} on {want})");
+    assert!((m - want).abs() < tol, "{what}: mean {m} vs {want} +- {tol}");
+}
+
+fn det() -> Service {
+    ServiceSpec::Det.build(Path::new(".")).expect("det is valid")
+}
+
+/// Load 0.6 with shares 0.3 / 0.7: class loads 0.18 and 0.42 (sigma_0 = 0.18, sigma_1 = 0.6).
+const LOAD: f64 = 0.6;
+const SHARES: [f64; 2] = [0.3, 0.7];
+
+#[test]
+fn non_preemptive_priority_gives_cobhams_waits() {
+    // Cobham (1954): W_k = W0 / ((1 - sigma_{k-1})(1 - sigma_k)), W0 = sum lambda_i E[S_i^2]/2.
+    // Exp(1) for both: E[S^2] = 2, W0 = 0.6; T_0 = 1 + 0.6/0.82 = 1.732, T_1 = 1 + 0.6/(0.82 *
+    // 0.4) = 2.829. FIFO would give both 2.5: 13% and 12% away, where the tolerance is < 3%.
+    let sc = farm(50, LOAD, 1, Discipline::Priority, two(SHARES, [None, None], [1.0, 1.0]));
+    let reps = replicate(sc, &run_length(100_000, 1_000_000), 8, 3);
+    let (s0, s1) = (0.18, 0.6);
+    let w0 = LOAD * 2.0 / 2.0;
+    check(&reps, Some(0), 1.0 + w0 / (1.0 - s0), "class 0");
+    check(&reps, Some(1), 1.0 + w0 / ((1.0 - s0) * (1.0 - s1)), "class 1");
+    // Conservation: exponential service of equal mean, so the number present is M/M/1's.
+    check(&reps, None, 1.0 / (1.0 - LOAD), "pooled");
+}
+
+#[test]
+fn non_preemptive_priority_with_a_deterministic_class_is_m_g_1() {
+    // Class 0 deterministic (E[S^2] = 1), class 1 Exp(1) (E[S^2] = 2): W0 = (0.18 * 1 + 0.42 *
+    // 2)/2 = 0.51; T_0 = 1 + 0.51/0.82 = 1.622, T_1 = 1 + 0.51/(0.82 * 0.4) = 2.555. With both
+    // exponential (the test above) they are 1.732 and 2.829: 7% and 11% away.
+    let laws = [Some(det()), None];
+    let sc = farm(50, LOAD, 1, Discipline::Priority, two(SHARES, laws, [1.0, 1.0]));
+    let reps = replicate(sc, &run_length(100_000, 1_000_000), 8, 4);
+    let w0 = (0.18 * 1.0 + 0.42 * 2.0) / 2.0;
+    check(&reps, Some(0), 1.0 + w0 / 0.82, "deterministic class 0");
+    check(&reps, Some(1), 1.0 + w0 / (0.82 * 0.4), "exponential class 1");
+}
+
+#[test]
+fn preemptive_resume_priority_gives_its_closed_form() {
+    // Preemptive resume (Kleinrock vol. 2, §3.7; Harchol-Balter ch. 32): T_k = E[S_k]/(1 -
+    // sigma_{k-1}) + R_k / ((1 - sigma_{k-1})(1 - sigma_k)), R_k = sum_{i<=k} lambda_i E[S_i^2]/2.
+    // (Written over one denominator the first term's numerator is E[S_k](1 - sigma_k).) Class 0
+    // sees only itself: M/M/1 at 0.18, 1.220; class 1: 1/0.82 + 0.6/(0.82 * 0.4) = 3.049. The
+    // non-preemptive values (1.732, 2.829) are 42% and 7% away.
+    let sc =
+        farm(50, LOAD, 1, Discipline::PriorityPreemptive, two(SHARES, [None, None], [1.0, 1.0]));
+    let reps = replicate(sc, &run_length(100_000, 1_000_000), 8, 5);
+    let (s0, s1) = (0.18, 0.6);
+    check(&reps, Some(0), 1.0 + 0.18 / (1.0 - s0), "class 0");
+    check(&reps, Some(1), 1.0 / (1.0 - s0) + LOAD / ((1.0 - s0) * (1.0 - s1)), "class 1");
+    check(&reps, None, 1.0 / (1.0 - LOAD), "pooled");
+}
+
+#[test]
+fn priority_with_slots_follows_m_m_c() {
+    // Two rate-1 workers per server at utilisation 0.7 (shares 0.3 / 0.7: sigma_0 = 0.21,
+    // sigma_1 = 0.7). With exponential service of equal mean every class sees the same
+    // departure process of the c workers:
+    // - non-preemptive (Cobham's M/M/c form): W_k = C(c, a)/(c mu) / ((1 - sigma_{k-1})(1 -
+    //   sigma_k)), C the Erlang C probability of waiting, read from M/M/c's mean sojourn;
+    // - preemptive resume: class 0 is an M/M/c queue alone at 0.21;
+    // - either: the pooled mean is M/M/c's (the number present is M/M/c's birth-death chain).
+    let (c, rho) = (2u32, 0.7);
+    let wait = |s: f64| mmn_mean(c, s) - 1.0;
+    for d in [Discipline::Priority, Discipline::PriorityPreemptive] {
+        let sc = farm(50, rho, c, d, two(SHARES, [None, None], [1.0, 1.0]));
+        let reps = replicate(sc, &run_length(100_000, 1_000_000), 8, 6);
+        let (s0, s1) = (0.3 * rho, rho);
+        let fifo_wait = wait(rho);
+        if d == Discipline::Priority {
+            check(&reps, Some(0), 1.0 + fifo_wait * (1.0 - rho) / (1.0 - s0), "M/M/2 class 0");
+            let w1 = fifo_wait * (1.0 - rho) / ((1.0 - s0) * (1.0 - s1));
+            check(&reps, Some(1), 1.0 + w1, "M/M/2 class 1");
+        } else {
+            check(&reps, Some(0), mmn_mean(c, s0), "M/M/2 preemptive class 0");
+        }
+        check(&reps, None, mmn_mean(c, rho), "M/M/2 pooled");
+    }
+}
+
+#[test]
+fn classes_draw_from_their_own_stream() {
+    // With classes that change nothing (FIFO, the scenario's service law), a run sees the same
+    // requests as without classes: the pooled statistics are the same bits. Drawing the class
+    // from the workload stream would shift every later gap and demand.
+    let plain = Scenario::live(Farm::homogeneous(20, 0.8), PolicyKind::Random, 10.0);
+    let classed = farm(20, 0.8, 1, Discipline::Fifo, two(SHARES, [None, None], [1.0, 1.0]));
+    let run = run_length(10_000, 100_000);
+    let (a, b) = (pooled(&replicate(plain, &run, 2, 9)), pooled(&replicate(classed, &run, 2, 9)));
+    assert_eq!(a.sum.to_bits(), b.sum.to_bits());
+    assert_eq!(a.quantile(0.99), b.quantile(0.99));
+    // The classes split the requests by their shares: 0.3 of 200,000, binomial sd 205; 5 sd.
+    let n0 = b.classes[0].requests as f64;
+    assert!((n0 - 60_000.0).abs() < 1_025.0, "class 0 has {n0}");
+    assert_eq!(b.classes[0].requests + b.classes[1].requests, b.requests);
+}
+
+const SCENARIO: &str = r#"
+policies = ["p2c"]
+[farm]
+groups = [{ count = 10, rate = 1.0 }]
+discipline = "priority"
+[arrivals]
+load = 0.7
+[run]
+requests = 20000
+warmup = 2000
+seeds = 2
+[[classes]]
+name = "interactive"
+share = 0.2
+priority = 0
+[[classes]]
+name = "batch"
+share = 0.8
+priority = 1
+service = { kind = "det" }
+"#;
+
+#[test]
+fn rows_split_by_class_after_policy() {
+    let dir = Dir::new("classes-rows");
+    let f = dir.file("c.toml", SCENARIO);
+    let csv = lbsim_ok(&["run", &f, "--format", "csv"]);
+    let header = csv.lines().next().unwrap();
+    assert!(header.starts_with("policy,class,seeds,mean,"), "{header}");
+    assert_eq!(column(&csv, "class"), ["all", "interactive", "batch"]);
+    // Interactive requests wait less than the pooled mean, batch ones more.
+    let means: Vec<f64> = column(&csv, "mean").iter().map(|m| m.parse().unwrap()).collect();
+    assert!(means[1] < means[0] && means[0] < means[2], "{means:?}");
+    let json = lbsim_ok(&["run", &f, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["rows"][2]["class"], "batch");
+    let table = lbsim_ok(&["run", &f]);
+    assert!(table.lines().next().unwrap().contains("class"), "{table}");
+    // Without classes there is no class column.
+    let plain =
+        dir.file("p.toml", "policies = [\"p2c\"]\n[run]\nrequests = 1000\nwarmup = 0\nseeds = 1\n");
+    let csv = lbsim_ok(&["run", &plain, "--format", "csv"]);
+    assert!(!csv.lines().next().unwrap().contains("class"), "{csv}");
+}
+
+#[test]
+fn bad_classes_are_refused_naming_the_key() {
+    let dir = Dir::new("classes-bad");
+    let cases = [
+        ("share = 0.8", "share = 0.7", "classes: the shares sum to"),
+        ("name = \"batch\"", "name = \"interactive\"", "classes[1].name: two classes are named"),
+        ("priority = 1", "priority = 1\nnice = 20", "classes[1].nice: expected -20 to 19"),
+        ("priority = 1", "priority = 1\nweight = 0.0", "classes[1].weight: expected a weight > 0"),
+        (
+            "priority = 1",
+            "priority = 1\ntimeout = 5.0",
+            "classes[1].timeout: a per-class timeout is not simulated yet",
+        ),
+        (
+            "service = { kind = \"det\" }",
+            "service = { kind = \"erlang\", k = 0 }",
+            "classes[1].service.k",
+        ),
+        (
+            "discipline = \"priority\"",
+            "discipline = \"fair\"\naging = 5.0",
+            "farm.aging: applies to discipline = \"priority\"",
+        ),
+    ];
+    for (from, to, want) in cases {
+        let text = SCENARIO.replacen(from, to, 1);
+        let f = dir.file("bad.toml", &text);
+        let out = lbsim(&["run", &f]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{to}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{to}: {err}");
+    }
+    let f = dir.file("none.toml", "[farm]\ndiscipline = \"priority\"\n");
+    let err = String::from_utf8_lossy(&lbsim(&["run", &f]).stderr).into_owned();
+    assert!(
+        err.contains("farm.discipline: \"priority\" schedules by class: add [[classes]]"),
+        "{err}"
+    );
+}
+
+#[test]
+fn aging_bounds_the_lowest_class_wait_where_plain_priority_lets_it_grow() {
+    // 10 servers under random at load 0.9, deterministic demands of 1; class 0 has 90% of the
+    // requests (sigma_0 = 0.81), class 1 the rest at priority 1. With aging A, a class-1 request
+    // that has waited A is at level 0, and from then on only requests that arrived before it
+    // are served first (a tie of levels goes to the earlier arrival), plus at most the one
+    // request in service then (non-preemptive, work <= 1). Their work is at most V(a), the
+    // work present at its arrival, which is the same under every work-conserving discipline
+    // and is its FIFO wait: its sojourn is at most A + 1 + its FIFO sojourn (the same requests,
+    // dispatched the same way: the class and the server come from their own streams). So the
+    // bound is exact, per replication, at every run length. Plain priority has no such bound:
+    // a class-1 request waits out the class-0 work that keeps arriving (a delay cycle about
+    // 1/(1 - 0.81) = 5 times its FIFO wait), and its maximum grows with the run.
+    let a = 5.0;
+    let laws = [Some(det()), Some(det())];
+    let classes = |aging| Classes { aging, ..two([0.9, 0.1], laws.clone(), [1.0, 1.0]) };
+    let (short, long) = (200_000, 1_600_000);
+    let mut plain_max = Vec::new();
+    for requests in [short, long] {
+        let run = run_length(20_000, requests);
+        let max = |d, aging| -> Vec<(f64, f64)> {
+            replicate(farm(10, 0.9, 1, d, classes(aging)), &run, 3, 11)
+                .iter()
+                .map(|r| (r.range.unwrap().1, r.classes[1].range.unwrap().1))
+                .collect()
+        };
+        let fifo = max(Discipline::Fifo, None);
+        let aged = max(Discipline::Priority, Some(a));
+        let plain = max(Discipline::Priority, None);
+        for k in 0..3 {
+            let bound = a + 1.0 + fifo[k].0;
+            assert!(aged[k].1 <= bound + 1e-6, "{requests}: aged {} > {bound}", aged[k].1);
+            if requests == long {
+                assert!(plain[k].1 > bound, "{requests}: plain {} within {bound}", plain[k].1);
+            }
+        }
+        plain_max.push(plain.iter().map(|p| p.1).fold(0.0, f64::max));
+    }
+    assert!(plain_max[1] > plain_max[0], "plain priority's maximum grows: {plain_max:?}");
+}
