@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use crate::admission::AdmissionSpec;
 use crate::args::{
-    self, Baseline, HashMethod, Limiter, List, PatternArg, PolicyLabels, Variant, Weights,
+    self, Baseline, HashMethod, Limiter, List, PatternArg, PolicyLabels, Target, Variant, Weights,
 };
 use crate::options::{self, Quantiles, Shard, WarmupArg};
 use crate::output::Format;
@@ -170,6 +170,10 @@ pub enum Command {
     /// A scenario file: your farm, arrivals, service and policies, swept over any keys
     #[command(after_help = RUN_EXAMPLES)]
     Run(ScenarioArgs),
+    /// Capacity planning: per policy, the largest load (or fewest servers) of a scenario file at
+    /// which a latency or success target holds, by bisection
+    #[command(after_help = CAPACITY_EXAMPLES)]
+    Capacity(CapacityArgs),
     /// Consistent hashing: balance (max keys on a server over the mean) and keys moved when a
     /// server is added, for the hash ring, Maglev and modulo
     #[command(after_help = HASH_EXAMPLES)]
@@ -364,6 +368,62 @@ pub struct ScenarioRunArgs {
     /// p99_vs_base_ci95 (relative differences, paired over replications) [default: none]
     #[arg(long, allow_hyphen_values = true, value_name = "POLICY", value_parser = args::baseline)]
     pub baseline: Option<Baseline>,
+}
+
+const CAPACITY_EXAMPLES: &str = "\
+Examples:
+  lbsim capacity examples/scenarios/hetero.toml --target p99=20
+                                            the largest load at which each policy keeps p99 <= 20
+  lbsim capacity farm.toml --target mean=2 --over farm.groups.1.count
+                                            the fewest servers of group 1 for a mean of 2
+
+Each probe runs --seeds replications with --requests measured arrivals, doubling them (up to
+--max-requests) until the 95% interval of the metric lies on one side of the target; a probe
+still undecided there ends the search, and its row says so.";
+
+/// `lbsim capacity`
+#[derive(Debug, Args)]
+pub struct CapacityArgs {
+    /// The scenario file (TOML), as for `lbsim run`; it must have no [sweep]
+    pub file: PathBuf,
+    /// The target, METRIC=VALUE: mean=V or pXX=V (a sojourn percentile, e.g. p99=50, p99.9=200)
+    /// held while at most V; success=F (with [client]) held while at least F
+    #[arg(long, required = true, allow_hyphen_values = true, value_name = "METRIC=VALUE", value_parser = args::target)]
+    pub target: Target,
+    /// The key searched: arrivals.load (the largest load in [0.01, 0.99], or below the
+    /// admission stage's bound), or farm.groups.N.count or farm.slots (the fewest, from 1 to the
+    /// file's value, the arrival rate of the file held fixed)
+    #[arg(long, value_name = "KEY", default_value = "arrivals.load")]
+    pub over: String,
+    /// Stop bisecting when the answer's bracket is at most P wide, in the key's units (a count
+    /// is always bisected to adjacent values) [default: 0.005 for a load, 1 for a count]
+    #[arg(long, allow_hyphen_values = true, value_name = "P", value_parser = args::capacity_precision)]
+    pub precision: Option<f64>,
+    /// Override a key by its dotted path, as for `lbsim run` (repeatable) [default: none]
+    #[arg(long = "set", value_name = "KEY=VALUE", allow_hyphen_values = true, value_parser = args::set)]
+    pub set: Vec<Assignment>,
+    /// Policies instead of the file's, as for `lbsim run` [default: the file's `policies`]
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", value_parser = args::policy_labels)]
+    pub policies: Option<PolicyLabels>,
+    /// Measured arrivals per replication of a probe's first run, 2 to 10^12
+    /// [default: the file's run.requests]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = options::requests)]
+    pub requests: Option<u64>,
+    /// Arrivals simulated before measuring, 0 to 10^12 [default: the file's run.warmup]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = options::warmup)]
+    pub warmup: Option<WarmupArg>,
+    /// The most measured arrivals per replication a probe may double to before it is reported
+    /// as undecided [default: 16 x --requests]
+    #[arg(long, allow_hyphen_values = true, value_name = "N")]
+    pub max_requests: Option<String>,
+    /// Stop a replication when any queue exceeds N requests (the probe then fails the target)
+    /// [default: the file's run.queue_guard]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = options::queue_guard)]
+    pub queue_guard: Option<u32>,
+    /// Also draw each policy's answer and its bracket as an SVG figure into FILE
+    /// [default: no figure]
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Warm-up and measured arrivals, the runaway guard, and how results are read.

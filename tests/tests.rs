@@ -1,6 +1,7 @@
 //! Integration tests: one binary (see matklad, "Delete Cargo Integration Tests").
 
 mod admission;
+mod capacity;
 mod cli;
 mod determinism;
 mod engine;

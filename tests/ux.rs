@@ -950,6 +950,12 @@ fn cost(cfg: &Config) -> f64 {
             let sets = s.trace.iter().chain(&s.sets);
             sets.map(|w| w.iter().sum::<u64>() as f64 * w.len() as f64).sum::<f64>() * 10.0
         }
+        Experiment::Capacity(c) => {
+            // Both ends and about ten bisection steps per policy, each up to --max-requests
+            // (doubling from --requests: twice the largest run in all).
+            let probes = 12.0 * c.policies.len() as f64;
+            (c.max_requests + c.warmup) as f64 * 2.0 * probes + farm(c.spec.rates().len())
+        }
         Experiment::Run(r) => r
             .points
             .iter()

@@ -25,7 +25,7 @@ use crate::scenario::{InfoKind, Spec, Warmup};
 
 pub use crate::policy::DEFAULT_TAU;
 
-mod validate;
+pub(crate) mod validate;
 pub(crate) use validate::config;
 
 /// A policy of a scenario file: its name as written, the kind and its parameters.

@@ -219,6 +219,81 @@ pub fn board(rows: &[BoardPoint]) -> String {
     out
 }
 
+// ===== capacity =====
+
+/// One policy's answer in the capacity figure: the value and the bracket of the threshold;
+/// `solid` false (undecided, or no answer in the range) draws it hollow.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bar<'a> {
+    /// The policy.
+    pub label: &'a str,
+    /// The answer, if any.
+    pub value: Option<f64>,
+    /// The bracket's low end.
+    pub lo: Option<f64>,
+    /// The bracket's high end.
+    pub hi: Option<f64>,
+    /// Decided: a filled marker; else an open square.
+    pub solid: bool,
+}
+
+/// The capacity figure: one column per policy, its answer as a marker and the bracket of the
+/// threshold as a vertical bar; `key` names the y axis.
+pub fn bars(caption: &str, key: &str, bars: &[Bar]) -> String {
+    let values = bars.iter().flat_map(|b| [b.value, b.lo, b.hi]).flatten();
+    let y_max = values.clone().fold(0.0, f64::max).max(1e-9) * 1.15;
+    let labels: Vec<String> = bars.iter().map(|b| b.label.to_string()).collect();
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        root.fill(&WHITE).expect("drawing into a string");
+        let x_label = |x: &f64| {
+            let k = x.round();
+            let exact = (x - k).abs() < 1e-9 && k >= 0.0 && (k as usize) < labels.len();
+            if exact { labels[k as usize].clone() } else { String::new() }
+        };
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(-0.5..bars.len() as f64 - 0.5, 0.0..y_max)
+            .expect("valid ranges");
+        chart
+            .configure_mesh()
+            .x_desc("policy")
+            .y_desc(key)
+            .x_labels(bars.len())
+            .x_label_formatter(&x_label)
+            .draw()
+            .expect("drawing into a string");
+        for (k, b) in bars.iter().enumerate() {
+            let color = MANY[k % MANY.len()];
+            let x = k as f64;
+            if let (Some(lo), Some(hi)) = (b.lo, b.hi) {
+                chart
+                    .draw_series(LineSeries::new(vec![(x, lo), (x, hi)], color.stroke_width(3)))
+                    .expect("drawing into a string");
+            }
+            let Some(v) = b.value else { continue };
+            if b.solid {
+                chart
+                    .draw_series(std::iter::once(Circle::new((x, v), 5, color.filled())))
+                    .expect("drawing into a string");
+            } else {
+                chart
+                    .draw_series(std::iter::once(
+                        EmptyElement::at((x, v))
+                            + Rectangle::new([(-5, -5), (5, 5)], color.stroke_width(2)),
+                    ))
+                    .expect("drawing into a string");
+            }
+        }
+        root.present().expect("drawing into a string");
+    }
+    out
+}
+
 // ===== the slow-backend figure =====
 
 /// One line per policy of a group's traffic share against time (`lines`: label and points),
