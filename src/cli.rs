@@ -209,8 +209,8 @@ pub struct MergeArgs {
     /// standard input (which may hold several shards one after the other)
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Also draw the figure of merged `fixed` or `stale` shards as an SVG into FILE, as their
-    /// --plot does [default: no figure]
+    /// Also draw the figure of merged `fixed`, `stale`, `homo`, `hetero` or `run` shards as an
+    /// SVG into FILE, as their --plot does [default: no figure]
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
     /// Write the time series of merged `run --series` shards to FILE, the bytes the unsharded
@@ -329,6 +329,11 @@ pub struct ScenarioArgs {
     /// With --series: the window width in time units, above 0 [default: 10]
     #[arg(long, allow_hyphen_values = true, value_name = "W", value_parser = args::series_window)]
     pub series_window: Option<f64>,
+    /// Also draw the mean and p99 sojourn against the first sweep key, one line per policy with
+    /// its 95% interval as a band (bars per policy without a sweep), as an SVG figure into FILE,
+    /// written as --out writes [default: no figure]
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     /// Run length and precision, over the file's `[run]`.
     #[command(flatten)]
     pub run: ScenarioRunArgs,
@@ -374,8 +379,8 @@ const CAPACITY_EXAMPLES: &str = "\
 Examples:
   lbsim capacity examples/scenarios/hetero.toml --target p99=20
                                             the largest load at which each policy keeps p99 <= 20
-  lbsim capacity farm.toml --target mean=2 --over farm.groups.1.count
-                                            the fewest servers of group 1 for a mean of 2
+  lbsim capacity examples/scenarios/hetero.toml --target mean=3 --over farm.groups.1.count
+                                            the fewest fast servers for a mean of 3
 
 Each probe runs --seeds replications with --requests measured arrivals, doubling them (up to
 --max-requests) until the 95% interval of the metric lies on one side of the target; a probe
@@ -550,6 +555,11 @@ pub struct HomoArgs {
     /// Peak-EWMA decay time constant, > 0, in mean service times (p2c-pewma only)
     #[arg(long, allow_hyphen_values = true, value_name = "T", default_value = "10", value_parser = args::tau)]
     pub tau: f64,
+    /// Also draw the mean and p99 sojourn against the load, one line per policy with its 95%
+    /// interval as a band, as an SVG figure into FILE, written as --out writes (`-` is stdout
+    /// when --out names a file) [default: no figure]
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     /// Print this run as a scenario file for `lbsim run` (which then gives the same numbers)
     /// instead of running it [default: run it]
     #[arg(long)]
@@ -594,6 +604,11 @@ pub struct HeteroArgs {
     /// Peak-EWMA decay time constant, > 0, in mean service times of a rate-1 server
     #[arg(long, allow_hyphen_values = true, value_name = "T", default_value = "10", value_parser = args::tau)]
     pub tau: f64,
+    /// Also draw each policy's mean and p99 sojourn as bars with their 95% intervals, as an SVG
+    /// figure into FILE, written as --out writes (`-` is stdout when --out names a file)
+    /// [default: no figure]
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     /// Print this run as a scenario file for `lbsim run` (which then gives the same numbers)
     /// instead of running it [default: run it]
     #[arg(long)]

@@ -13,6 +13,7 @@ mod health;
 mod honest;
 mod lifecycle;
 mod outcomes;
+mod plots;
 mod regression;
 mod scenario;
 mod shard;
