@@ -431,3 +431,81 @@ mod tests {
         assert!(policy_labels("p2c,,jsq").is_err());
     }
 }
+
+// ===== capacity =====
+
+/// What `capacity --target` bounds: the mean sojourn, a sojourn percentile, or the fraction of
+/// requests that succeed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    /// Mean sojourn: the target holds while it is at most the value.
+    Mean,
+    /// A sojourn quantile (the fraction: 0.99 for `p99`): held while at most the value.
+    Quantile(f64),
+    /// The fraction of requests answered without error within their deadline (`[client]`):
+    /// held while at least the value.
+    Success,
+}
+
+impl Metric {
+    /// True when a larger value of the metric is better (`success`), false for latencies.
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Metric::Success)
+    }
+}
+
+/// `capacity --target METRIC=VALUE`, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// As written, spaces left out (`p99=20`): the `target` column.
+    pub given: String,
+    /// The metric's name (`mean`, `p99.9`, `success`).
+    pub name: String,
+    /// What it bounds.
+    pub metric: Metric,
+    /// The bound.
+    pub value: f64,
+}
+
+/// `capacity --target METRIC=VALUE`: `mean=V` or `pXX=V` (0 < XX < 100) with V > 0 in mean
+/// service times, or `success=F` with 0 < F < 1.
+pub fn target(s: &str) -> Result<Target, UsageError> {
+    let expected = "expected METRIC=VALUE with METRIC mean, p50 ... p99.9 (any pXX, 0 < XX < 100) \
+                    or success, e.g. p99=50";
+    let (name, value) = s.split_once('=').ok_or_else(|| bad("--target", s, expected))?;
+    let name = name.trim();
+    let metric = match name {
+        "mean" => Metric::Mean,
+        "success" => Metric::Success,
+        _ => {
+            let pct = name
+                .strip_prefix('p')
+                .and_then(|p| p.parse::<f64>().ok())
+                .filter(|p| *p > 0.0 && *p < 100.0)
+                .ok_or_else(|| {
+                    bad("--target", s, format!("unknown metric '{name}'; {expected}"))
+                })?;
+            Metric::Quantile(pct / 100.0)
+        }
+    };
+    let value = if metric == Metric::Success {
+        parse_f64("--target", value, |v| v > 0.0 && v < 1.0, "expected success=F with 0 < F < 1")?
+    } else {
+        let what = format!("expected {name}=V with V > 0 (mean service times)");
+        parse_f64("--target", value, |v| v > 0.0, &what)?
+    };
+    let given = format!("{name}={value}");
+    Ok(Target { given, name: name.to_string(), metric, value })
+}
+
+/// `capacity --precision P`: the width of the answer's bracket at which the bisection stops, in
+/// the searched key's units, above 0.
+pub fn capacity_precision(s: &str) -> Result<f64, UsageError> {
+    parse_f64(
+        "--precision",
+        s,
+        |x| x > 0.0 && x <= 1e6,
+        "expected a width above 0 (in the searched key's units, e.g. 0.005 for a load)",
+    )
+}

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use crate::admission::AdmissionSpec;
 use crate::args::{
-    self, Baseline, HashMethod, Limiter, List, PatternArg, PolicyLabels, Variant, Weights,
+    self, Baseline, HashMethod, Limiter, List, PatternArg, PolicyLabels, Target, Variant, Weights,
 };
 use crate::options::{self, Quantiles, Shard, WarmupArg};
 use crate::output::Format;
@@ -170,6 +170,10 @@ pub enum Command {
     /// A scenario file: your farm, arrivals, service and policies, swept over any keys
     #[command(after_help = RUN_EXAMPLES)]
     Run(ScenarioArgs),
+    /// Capacity planning: per policy, the largest load (or fewest servers) of a scenario file at
+    /// which a latency or success target holds, by bisection
+    #[command(after_help = CAPACITY_EXAMPLES)]
+    Capacity(CapacityArgs),
     /// Consistent hashing: balance (max keys on a server over the mean) and keys moved when a
     /// server is added, for the hash ring, Maglev and modulo
     #[command(after_help = HASH_EXAMPLES)]
@@ -232,8 +236,8 @@ pub struct MergeArgs {
     /// standard input (which may hold several shards one after the other)
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Also draw the figure of merged `fixed` or `stale` shards as an SVG into FILE, as their
-    /// --plot does [default: no figure]
+    /// Also draw the figure of merged `fixed`, `stale`, `homo`, `hetero` or `run` shards as an
+    /// SVG into FILE, as their --plot does [default: no figure]
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
     /// Write the time series of merged `run --series` shards to FILE, the bytes the unsharded
@@ -352,6 +356,11 @@ pub struct ScenarioArgs {
     /// With --series: the window width in time units, above 0 [default: 10]
     #[arg(long, allow_hyphen_values = true, value_name = "W", value_parser = args::series_window)]
     pub series_window: Option<f64>,
+    /// Also draw the mean and p99 sojourn against the first sweep key, one line per policy with
+    /// its 95% interval as a band (bars per policy without a sweep), as an SVG figure into FILE,
+    /// written as --out writes [default: no figure]
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     /// Run length and precision, over the file's `[run]`.
     #[command(flatten)]
     pub run: ScenarioRunArgs,
@@ -396,6 +405,62 @@ pub struct ScenarioRunArgs {
     /// p99_vs_base_ci95 (relative differences, paired over replications) [default: none]
     #[arg(long, allow_hyphen_values = true, value_name = "POLICY", value_parser = args::baseline)]
     pub baseline: Option<Baseline>,
+}
+
+const CAPACITY_EXAMPLES: &str = "\
+Examples:
+  lbsim capacity examples/scenarios/hetero.toml --target p99=20
+                                            the largest load at which each policy keeps p99 <= 20
+  lbsim capacity examples/scenarios/hetero.toml --target mean=3 --over farm.groups.1.count
+                                            the fewest fast servers for a mean of 3
+
+Each probe runs --seeds replications with --requests measured arrivals, doubling them (up to
+--max-requests) until the 95% interval of the metric lies on one side of the target; a probe
+still undecided there ends the search, and its row says so.";
+
+/// `lbsim capacity`
+#[derive(Debug, Args)]
+pub struct CapacityArgs {
+    /// The scenario file (TOML), as for `lbsim run`; it must have no [sweep]
+    pub file: PathBuf,
+    /// The target, METRIC=VALUE: mean=V or pXX=V (a sojourn percentile, e.g. p99=50, p99.9=200)
+    /// held while at most V; success=F (with [client]) held while at least F
+    #[arg(long, required = true, allow_hyphen_values = true, value_name = "METRIC=VALUE", value_parser = args::target)]
+    pub target: Target,
+    /// The key searched: arrivals.load (the largest load in [0.01, 0.99], or below the
+    /// admission stage's bound), or farm.groups.N.count or farm.slots (the fewest, from 1 to the
+    /// file's value, the arrival rate of the file held fixed)
+    #[arg(long, value_name = "KEY", default_value = "arrivals.load")]
+    pub over: String,
+    /// Stop bisecting when the answer's bracket is at most P wide, in the key's units (a count
+    /// is always bisected to adjacent values) [default: 0.005 for a load, 1 for a count]
+    #[arg(long, allow_hyphen_values = true, value_name = "P", value_parser = args::capacity_precision)]
+    pub precision: Option<f64>,
+    /// Override a key by its dotted path, as for `lbsim run` (repeatable) [default: none]
+    #[arg(long = "set", value_name = "KEY=VALUE", allow_hyphen_values = true, value_parser = args::set)]
+    pub set: Vec<Assignment>,
+    /// Policies instead of the file's, as for `lbsim run` [default: the file's `policies`]
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST", value_parser = args::policy_labels)]
+    pub policies: Option<PolicyLabels>,
+    /// Measured arrivals per replication of a probe's first run, 2 to 10^12
+    /// [default: the file's run.requests]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = options::requests)]
+    pub requests: Option<u64>,
+    /// Arrivals simulated before measuring, 0 to 10^12 [default: the file's run.warmup]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = options::warmup)]
+    pub warmup: Option<WarmupArg>,
+    /// The most measured arrivals per replication a probe may double to before it is reported
+    /// as undecided [default: 16 x --requests]
+    #[arg(long, allow_hyphen_values = true, value_name = "N")]
+    pub max_requests: Option<String>,
+    /// Stop a replication when any queue exceeds N requests (the probe then fails the target)
+    /// [default: the file's run.queue_guard]
+    #[arg(long, allow_hyphen_values = true, value_name = "N", value_parser = options::queue_guard)]
+    pub queue_guard: Option<u32>,
+    /// Also draw each policy's answer and its bracket as an SVG figure into FILE
+    /// [default: no figure]
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Warm-up and measured arrivals, the runaway guard, and how results are read.
@@ -522,6 +587,11 @@ pub struct HomoArgs {
     /// Peak-EWMA decay time constant, > 0, in mean service times (p2c-pewma only)
     #[arg(long, allow_hyphen_values = true, value_name = "T", default_value = "10", value_parser = args::tau)]
     pub tau: f64,
+    /// Also draw the mean and p99 sojourn against the load, one line per policy with its 95%
+    /// interval as a band, as an SVG figure into FILE, written as --out writes (`-` is stdout
+    /// when --out names a file) [default: no figure]
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     /// Print this run as a scenario file for `lbsim run` (which then gives the same numbers)
     /// instead of running it [default: run it]
     #[arg(long)]
@@ -566,6 +636,11 @@ pub struct HeteroArgs {
     /// Peak-EWMA decay time constant, > 0, in mean service times of a rate-1 server
     #[arg(long, allow_hyphen_values = true, value_name = "T", default_value = "10", value_parser = args::tau)]
     pub tau: f64,
+    /// Also draw each policy's mean and p99 sojourn as bars with their 95% intervals, as an SVG
+    /// figure into FILE, written as --out writes (`-` is stdout when --out names a file)
+    /// [default: no figure]
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     /// Print this run as a scenario file for `lbsim run` (which then gives the same numbers)
     /// instead of running it [default: run it]
     #[arg(long)]

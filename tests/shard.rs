@@ -181,8 +181,17 @@ fn a_merge_draws_the_figure_of_the_whole() {
     let svg = std::fs::read_to_string(&merged).unwrap();
     assert!(svg.contains("<svg"));
     assert_eq!(svg, std::fs::read_to_string(&whole).unwrap());
-    let homo = shards(&dir, &small("2"), 1);
-    refused(&merge(&[&homo[0]], &["--plot", merged.to_str().unwrap()]), "fixed and stale only");
+    // homo's figure too, from the merged rows: the bytes of the whole run's.
+    let homo_args = small("2");
+    let homo = shards(&dir, &homo_args, 2);
+    let (whole, merged) = (dir.join("homo-whole.svg"), dir.join("homo-merged.svg"));
+    lbsim_ok(&[&homo_args[..], &["--plot", whole.to_str().unwrap()]].concat());
+    merge_ok(&homo.iter().collect::<Vec<_>>(), &["--plot", merged.to_str().unwrap()]);
+    let read = |p: &PathBuf| std::fs::read_to_string(p).unwrap();
+    assert_eq!(read(&merged), read(&whole));
+    let bins = shards(&dir, &["bins", "--n", "100", "--seeds", "2"], 1);
+    let refusal = merge(&[&bins[0]], &["--plot", merged.to_str().unwrap()]);
+    refused(&refusal, "fixed, stale, homo, hetero and run only");
 }
 
 #[test]

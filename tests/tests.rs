@@ -1,6 +1,7 @@
 //! Integration tests: one binary (see matklad, "Delete Cargo Integration Tests").
 
 mod admission;
+mod capacity;
 mod classes;
 mod cli;
 mod determinism;
@@ -13,6 +14,7 @@ mod health;
 mod honest;
 mod lifecycle;
 mod outcomes;
+mod plots;
 mod regression;
 mod report;
 mod scenario;

@@ -168,7 +168,8 @@ fn every_option_states_its_default_and_every_command_ends_with_examples() {
     for sub in cli.get_subcommands().filter(|s| s.get_name() != "help") {
         let name = sub.get_name();
         // A required positional argument (run's FILE) has no default to state.
-        for arg in sub.get_arguments().filter(|a| !a.is_positional()) {
+        // A required option (capacity's --target) has none either.
+        for arg in sub.get_arguments().filter(|a| !a.is_positional() && !a.is_required_set()) {
             let id = arg.get_id().as_str();
             if no_default.contains(&id) {
                 continue;
@@ -950,6 +951,12 @@ fn cost(cfg: &Config) -> f64 {
         Experiment::Swrr(s) => {
             let sets = s.trace.iter().chain(&s.sets);
             sets.map(|w| w.iter().sum::<u64>() as f64 * w.len() as f64).sum::<f64>() * 10.0
+        }
+        Experiment::Capacity(c) => {
+            // Both ends and about ten bisection steps per policy, each up to --max-requests
+            // (doubling from --requests: twice the largest run in all).
+            let probes = 12.0 * c.policies.len() as f64;
+            (c.max_requests + c.warmup) as f64 * 2.0 * probes + farm(c.spec.rates().len())
         }
         Experiment::Run(r) => r
             .points

@@ -13,7 +13,7 @@ mod slow_backend;
 use crate::cli::Cli;
 use crate::error::UsageError;
 use crate::experiment::Config;
-use crate::experiment::{self, Progress, Results};
+use crate::experiment::{self, Progress, Results, Rows};
 use crate::options;
 use crate::output::{Csv, Exporter, Report, Table};
 
@@ -124,10 +124,12 @@ impl Ran {
         Ok(Ran { stem, line, results: run_command(line, threads, progress)? })
     }
 
-    /// The command's own files: its CSV, and its figure if it draws one.
+    /// The command's own files: its CSV, and the article's figure for `fixed` and `stale` (the
+    /// other commands draw theirs only when `--plot` asks).
     pub fn files(&self) -> Vec<Artifact> {
         let mut files = vec![(format!("{}.csv", self.stem), Csv.serialize(&self.results.report))];
-        if let Some(svg) = self.results.rows.figure() {
+        let article = matches!(self.results.rows, Rows::Fixed(_) | Rows::Stale(_));
+        if let Some(svg) = self.results.rows.figure().filter(|_| article) {
             files.push((format!("{}.svg", self.stem), svg.into_bytes()));
         }
         files

@@ -25,7 +25,7 @@ use crate::cli::HeteroArgs;
 use crate::error::{UsageError, conflict};
 use crate::limits;
 use crate::model::Farm;
-use crate::output::Report;
+use crate::output::{Report, plot};
 use crate::policy::{PolicyKind, integer_weights};
 use crate::stats::Summary;
 
@@ -70,6 +70,26 @@ impl Command for Hetero {
     type Args = HeteroArgs;
     type Config = HeteroConfig;
     type Rows = Vec<HeteroRow>;
+
+    fn plot(a: &HeteroArgs) -> Option<std::path::PathBuf> {
+        a.plot.clone()
+    }
+
+    fn figure(rows: &Vec<HeteroRow>) -> Option<String> {
+        let points: Vec<plot::SweepPoint> = rows
+            .iter()
+            .map(|r| plot::SweepPoint {
+                line: r.policy.clone(),
+                x: None,
+                mean: r.mean,
+                mean_ci95: r.mean_ci95,
+                p99: r.p99,
+                p99_ci95: r.p99_ci95,
+                steady: r.reading.steady,
+            })
+            .collect();
+        Some(plot::sweep("Heterogeneous farm: sojourn per policy", "policy", &points))
+    }
 
     /// Validates `lbsim hetero`: a farm of slow and fast servers and its policies.
     fn config(a: &HeteroArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {

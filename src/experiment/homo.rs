@@ -15,7 +15,7 @@ use crate::cli::Global;
 use crate::cli::HomoArgs;
 use crate::error::UsageError;
 use crate::model::Farm;
-use crate::output::Report;
+use crate::output::{Report, plot};
 use crate::policy::PolicyKind;
 
 /// `lbsim homo`.
@@ -44,6 +44,26 @@ impl Command for Homo {
     type Args = HomoArgs;
     type Config = HomoConfig;
     type Rows = Vec<HomoRow>;
+
+    fn plot(a: &HomoArgs) -> Option<std::path::PathBuf> {
+        a.plot.clone()
+    }
+
+    fn figure(rows: &Vec<HomoRow>) -> Option<String> {
+        let points: Vec<plot::SweepPoint> = rows
+            .iter()
+            .map(|r| plot::SweepPoint {
+                line: r.policy.clone(),
+                x: Some(r.load),
+                mean: r.mean,
+                mean_ci95: r.mean_ci95,
+                p99: r.p99,
+                p99_ci95: r.p99_ci95,
+                steady: r.reading.steady,
+            })
+            .collect();
+        Some(plot::sweep("Homogeneous farm: sojourn against the load", "load", &points))
+    }
 
     /// Validates `lbsim homo`: a farm of equal servers, its loads and policies.
     fn config(a: &HomoArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {

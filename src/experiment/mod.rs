@@ -13,6 +13,7 @@
 
 pub mod adapt;
 pub mod bins;
+pub mod capacity;
 pub mod command;
 pub mod common;
 pub mod estimate;
@@ -210,6 +211,7 @@ commands! {
     Subset("subset") => run subset::Subset,
     Hash("hash") => run hash::Hash,
     Limit("limit") => run limit::Limit,
+    Capacity("capacity") => run capacity::Capacity,
 }
 
 /// What a command produced: its typed rows and the report built from them.

@@ -17,15 +17,15 @@ use crate::cli::Global;
 use crate::cli::ScenarioArgs;
 use crate::error::UsageError;
 use crate::model::{Farm, Information};
-use crate::output::Report;
 use crate::output::series::{PooledTape, SeriesCsv};
 use crate::output::table::format_number;
+use crate::output::{Report, plot};
 use crate::policy::{PolicyKind, Tuning};
 use crate::scenario::{InfoKind, Spec, Warmup};
 
 pub use crate::policy::DEFAULT_TAU;
 
-mod validate;
+pub(crate) mod validate;
 pub(crate) use validate::config;
 
 /// A policy of a scenario file: its name as written, the kind and its parameters.
@@ -49,6 +49,41 @@ impl Command for Run {
 
     fn config(a: &ScenarioArgs, common: &mut Common, g: &Global) -> Result<Experiment, UsageError> {
         config(a, common, g.seeds.is_some(), g.seed.is_some())
+    }
+
+    fn plot(a: &ScenarioArgs) -> Option<std::path::PathBuf> {
+        a.plot.clone()
+    }
+
+    /// Mean and p99 against the first sweep key (the other keys name the lines with the
+    /// policy), or bars per policy when the file sweeps nothing or the key is not a number.
+    fn figure(rows: &Vec<RunRow>) -> Option<String> {
+        let first = rows.first().and_then(|r| r.keys.keys().next().cloned());
+        let numeric = rows.iter().all(|r| r.keys.values().next().is_some_and(Value::is_number));
+        let x_key = first.filter(|_| numeric);
+        let points: Vec<plot::SweepPoint> = rows
+            .iter()
+            .map(|r| {
+                let rest: Vec<String> =
+                    r.keys.iter().skip(1).map(|(k, v)| format!("{k}={}", json_cell(v))).collect();
+                let line = if rest.is_empty() {
+                    r.policy.clone()
+                } else {
+                    format!("{} ({})", r.policy, rest.join(", "))
+                };
+                plot::SweepPoint {
+                    line,
+                    x: x_key.as_ref().and_then(|_| r.keys.values().next()?.as_f64()),
+                    mean: r.mean,
+                    mean_ci95: r.mean_ci95,
+                    p99: r.p99,
+                    p99_ci95: r.p99_ci95,
+                    steady: r.steady,
+                }
+            })
+            .collect();
+        let name = x_key.unwrap_or_else(|| "policy".into());
+        Some(plot::sweep("Scenario: sojourn per policy", &name, &points))
     }
 }
 

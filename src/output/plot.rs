@@ -7,6 +7,10 @@
 //!   jsq is tens of times worse than the rest); the periods are evenly spaced categories, and a
 //!   point whose row is not steady is drawn as an open square instead of a dot.
 //!
+//! - `homo`, `hetero`, `run` ([`sweep`]): mean and p99 sojourn against the swept key, one line
+//!   per policy with its 95% interval as a band (bars without a swept key);
+//! - `capacity` ([`bars`]): each policy's answer and the bracket of its threshold.
+//!
 //! Figures are deterministic (same rows, same bytes), so they can be committed and compared.
 
 use plotters::prelude::*;
@@ -217,6 +221,262 @@ pub fn board(rows: &[BoardPoint]) -> String {
         root.present().expect("drawing into a string");
     }
     out
+}
+
+// ===== capacity =====
+
+/// One policy's answer in the capacity figure: the value and the bracket of the threshold;
+/// `solid` false (undecided, or no answer in the range) draws it hollow.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bar<'a> {
+    /// The policy.
+    pub label: &'a str,
+    /// The answer, if any.
+    pub value: Option<f64>,
+    /// The bracket's low end.
+    pub lo: Option<f64>,
+    /// The bracket's high end.
+    pub hi: Option<f64>,
+    /// Decided: a filled marker; else an open square.
+    pub solid: bool,
+}
+
+/// The capacity figure: one column per policy, its answer as a marker and the bracket of the
+/// threshold as a vertical bar; `key` names the y axis.
+pub fn bars(caption: &str, key: &str, bars: &[Bar]) -> String {
+    let values = bars.iter().flat_map(|b| [b.value, b.lo, b.hi]).flatten();
+    let y_max = values.clone().fold(0.0, f64::max).max(1e-9) * 1.15;
+    let labels: Vec<String> = bars.iter().map(|b| b.label.to_string()).collect();
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        root.fill(&WHITE).expect("drawing into a string");
+        let x_label = |x: &f64| {
+            let k = x.round();
+            let exact = (x - k).abs() < 1e-9 && k >= 0.0 && (k as usize) < labels.len();
+            if exact { labels[k as usize].clone() } else { String::new() }
+        };
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(-0.5..bars.len() as f64 - 0.5, 0.0..y_max)
+            .expect("valid ranges");
+        chart
+            .configure_mesh()
+            .x_desc("policy")
+            .y_desc(key)
+            .x_labels(bars.len())
+            .x_label_formatter(&x_label)
+            .draw()
+            .expect("drawing into a string");
+        for (k, b) in bars.iter().enumerate() {
+            let color = MANY[k % MANY.len()];
+            let x = k as f64;
+            if let (Some(lo), Some(hi)) = (b.lo, b.hi) {
+                chart
+                    .draw_series(LineSeries::new(vec![(x, lo), (x, hi)], color.stroke_width(3)))
+                    .expect("drawing into a string");
+            }
+            let Some(v) = b.value else { continue };
+            if b.solid {
+                chart
+                    .draw_series(std::iter::once(Circle::new((x, v), 5, color.filled())))
+                    .expect("drawing into a string");
+            } else {
+                chart
+                    .draw_series(std::iter::once(
+                        EmptyElement::at((x, v))
+                            + Rectangle::new([(-5, -5), (5, 5)], color.stroke_width(2)),
+                    ))
+                    .expect("drawing into a string");
+            }
+        }
+        root.present().expect("drawing into a string");
+    }
+    out
+}
+
+// ===== mean and p99 against a swept key =====
+
+/// A row of a queueing command for its figure: a policy's mean and p99 (with their 95%
+/// half-widths) at a value of the swept key (`None`: the command sweeps nothing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPoint {
+    /// The line it belongs to (the policy, with the other swept keys when there are several).
+    pub line: String,
+    /// The swept key's value.
+    pub x: Option<f64>,
+    /// Mean sojourn.
+    pub mean: f64,
+    /// Its 95% half-width.
+    pub mean_ci95: Option<f64>,
+    /// 99th percentile sojourn.
+    pub p99: f64,
+    /// Its 95% half-width.
+    pub p99_ci95: Option<f64>,
+    /// The row's steadiness: an unsteady row is drawn hollow.
+    pub steady: bool,
+}
+
+/// The figure of a queueing command: two panels, the mean and the p99 sojourn, against the
+/// swept key `x_desc` with one line per policy and its 95% interval as a band, or, without a
+/// swept key, one bar per policy with its interval as a whisker. The y axis is logarithmic when
+/// the values span more than a decade. Unsteady rows are drawn hollow.
+pub fn sweep(caption: &str, x_desc: &str, points: &[SweepPoint]) -> String {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (1080, 480)).into_drawing_area();
+        root.fill(&WHITE).expect("drawing into a string");
+        let root = root.titled(caption, ("sans-serif", 18)).expect("drawing into a string");
+        let (left, right) = root.split_horizontally(540);
+        let mean = |p: &SweepPoint| (p.mean, p.mean_ci95);
+        let p99 = |p: &SweepPoint| (p.p99, p.p99_ci95);
+        panel(&left, "mean sojourn", x_desc, points, &mean);
+        panel(&right, "p99 sojourn", x_desc, points, &p99);
+        root.present().expect("drawing into a string");
+    }
+    out
+}
+
+/// A value and its 95% half-width, read from a point.
+type Read<'r> = &'r dyn Fn(&SweepPoint) -> (f64, Option<f64>);
+
+/// One panel of [`sweep`]: the values `read` gives, against `x_desc` (or per policy).
+fn panel(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    y_desc: &str,
+    x_desc: &str,
+    points: &[SweepPoint],
+    read: Read,
+) {
+    let lines = distinct(points, |p| p.line.clone());
+    let xs = distinct(points, |p| p.x.map(f64::to_bits));
+    let categorical = xs.len() <= 1 || xs.iter().any(Option::is_none);
+    let spread = |p: &SweepPoint| {
+        let (v, h) = read(p);
+        let h = h.unwrap_or(0.0);
+        [v - h, v + h, v]
+    };
+    let all: Vec<f64> = points.iter().flat_map(spread).filter(|v| *v > 0.0).collect();
+    let (lowest, highest) = (
+        all.iter().copied().fold(f64::INFINITY, f64::min),
+        all.iter().copied().fold(0.0, f64::max),
+    );
+    let log = !categorical && lowest.is_finite() && highest > 10.0 * lowest;
+    // On a log axis the values are drawn as their logarithms, and labelled back.
+    let y = move |v: f64| if log { v.max(lowest).log10() } else { v };
+    let (y_min, y_max) =
+        if log { (y(lowest) - 0.05, y(highest) + 0.05) } else { (0.0, highest.max(1e-9) * 1.1) };
+    let (x_min, x_max) = if categorical {
+        (-0.5, lines.len() as f64 - 0.5)
+    } else {
+        let values: Vec<f64> = points.iter().filter_map(|p| p.x).collect();
+        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let pad = (hi - lo) * 0.05;
+        (lo - pad, hi + pad)
+    };
+    let mut chart = ChartBuilder::on(area)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x_min..x_max, y_min..y_max)
+        .expect("valid ranges");
+    let names = lines.clone();
+    let x_label = move |x: &f64| {
+        if !categorical {
+            return label(*x);
+        }
+        let k = x.round();
+        let exact = (x - k).abs() < 1e-9 && k >= 0.0 && (k as usize) < names.len();
+        if exact { names[k as usize].clone() } else { String::new() }
+    };
+    let y_label = move |v: &f64| if log { label(10f64.powf(*v)) } else { label(*v) };
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(if categorical { "policy" } else { x_desc })
+        .y_desc(if log { format!("{y_desc} (log scale)") } else { y_desc.to_string() })
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&y_label);
+    if categorical {
+        mesh.x_labels(lines.len());
+    }
+    mesh.draw().expect("drawing into a string");
+    for (k, name) in lines.iter().enumerate() {
+        let color = MANY[k % MANY.len()];
+        let mine: Vec<&SweepPoint> = points.iter().filter(|p| p.line == *name).collect();
+        if categorical {
+            draw_bar(&mut chart, k as f64, mine[0], read, &y, color);
+            continue;
+        }
+        let at = |p: &&SweepPoint| p.x.unwrap_or(0.0);
+        let band: Vec<(f64, f64)> = mine
+            .iter()
+            .map(|p| (at(p), y(spread(p)[1])))
+            .chain(mine.iter().rev().map(|p| (at(p), y(spread(p)[0]))))
+            .collect();
+        chart
+            .draw_series(std::iter::once(Polygon::new(band, color.mix(0.15).filled())))
+            .expect("drawing into a string");
+        let line: Vec<(f64, f64)> = mine.iter().map(|p| (at(p), y(read(p).0))).collect();
+        chart
+            .draw_series(LineSeries::new(line, color.stroke_width(2)))
+            .expect("drawing into a string")
+            .label(name.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 18, y + 4)], color.filled()));
+        for p in &mine {
+            draw_marker(&mut chart, (at(p), y(read(p).0)), p.steady, color);
+        }
+    }
+    if !categorical {
+        legend(&mut chart, SeriesLabelPosition::UpperLeft);
+    }
+}
+
+/// A point's marker: a filled dot, or an open square for an unsteady row.
+fn draw_marker<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    at: (f64, f64),
+    steady: bool,
+    color: RGBColor,
+) where
+    X: plotters::coord::ranged1d::Ranged<ValueType = f64>,
+    Y: plotters::coord::ranged1d::Ranged<ValueType = f64>,
+{
+    let drawn = if steady {
+        chart.draw_series(std::iter::once(Circle::new(at, 3, color.filled())))
+    } else {
+        chart.draw_series(std::iter::once(
+            EmptyElement::at(at) + Rectangle::new([(-4, -4), (4, 4)], color.stroke_width(2)),
+        ))
+    };
+    drawn.expect("drawing into a string");
+}
+
+/// One policy's bar at `x` with its interval as a whisker; hollow when unsteady.
+fn draw_bar<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    x: f64,
+    p: &SweepPoint,
+    read: Read,
+    y: &dyn Fn(f64) -> f64,
+    color: RGBColor,
+) where
+    X: plotters::coord::ranged1d::Ranged<ValueType = f64>,
+    Y: plotters::coord::ranged1d::Ranged<ValueType = f64>,
+{
+    let (v, h) = read(p);
+    let style = if p.steady { color.mix(0.6).filled() } else { color.stroke_width(2) };
+    chart
+        .draw_series(std::iter::once(Rectangle::new([(x - 0.3, 0.0), (x + 0.3, y(v))], style)))
+        .expect("drawing into a string");
+    if let Some(h) = h {
+        let whisker = vec![(x, y(v - h)), (x, y(v + h))];
+        chart
+            .draw_series(LineSeries::new(whisker, BLACK.stroke_width(2)))
+            .expect("drawing into a string");
+    }
 }
 
 // ===== the slow-backend figure =====

@@ -223,11 +223,14 @@ fn command(merge: &Cli, args: &MergeArgs, m: &Manifest, name: &str) -> Result<Co
         match &mut cli.command {
             Command::Fixed(a) => a.plot = Some(plot.clone()),
             Command::Stale(a) => a.plot = Some(plot.clone()),
+            Command::Homo(a) => a.plot = Some(plot.clone()),
+            Command::Hetero(a) => a.plot = Some(plot.clone()),
+            Command::Run(a) => a.plot = Some(plot.clone()),
             _ => {
                 return Err(UsageError::Conflict {
                     option: "--plot".into(),
                     rule: format!(
-                        "draws the figure of fixed and stale only; {name} holds shards of `lbsim {}`",
+                        "draws the figure of fixed, stale, homo, hetero and run only; {name} holds shards of `lbsim {}`",
                         shown(&m.command.join(" "))
                     ),
                 });

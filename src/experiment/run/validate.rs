@@ -120,7 +120,7 @@ pub(crate) fn config(
 }
 
 /// One point of a scenario's sweep, checked and made runnable.
-fn resolve_point(
+pub(crate) fn resolve_point(
     source: &crate::scenario::Source,
     keys: crate::scenario::SweepPoint,
     spec: crate::scenario::Spec,
@@ -358,7 +358,7 @@ fn check_print_options(
 }
 
 /// Refuses two `--set` of one key: the second would silently replace the first.
-fn check_set_keys(assignments: &[Assignment]) -> Result<(), UsageError> {
+pub(crate) fn check_set_keys(assignments: &[Assignment]) -> Result<(), UsageError> {
     for (i, a) in assignments.iter().enumerate() {
         if let Some(first) = assignments[..i].iter().find(|b| b.key == a.key) {
             return Err(conflict(
