@@ -35,7 +35,7 @@ use std::collections::VecDeque;
 
 use super::Simulation;
 use super::event::{Event, Job, schedule};
-use super::servers::Servers;
+use super::servers::{Servers, Worker};
 use crate::model::Classes;
 
 /// A departure event of servers that name it by worker or server and version.
@@ -59,15 +59,6 @@ fn levels(classes: &Classes) -> (Vec<u32>, Vec<u32>) {
 struct Waiting {
     job: Job,
     left: f64,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Worker {
-    job: Job,
-    /// When `job` leaves.
-    done: f64,
-    version: u32,
-    busy: bool,
 }
 
 // ===== Priority: non-preemptive (with aging) and preemptive resume =====
@@ -99,7 +90,6 @@ impl PriorityWorkers {
     pub(super) fn new(rates: &[f64], c: u32, classes: &Classes, preemptive: bool) -> Self {
         let (n, c) = (rates.len(), c as usize);
         let (prio, level_of) = levels(classes);
-        let none = Job { arrival: 0.0, work: 0.0, index: 0, tag: 0, class: 0 };
         PriorityWorkers {
             c,
             rates: rates.to_vec(),
@@ -110,7 +100,7 @@ impl PriorityWorkers {
             level_of,
             queued: vec![0; n],
             busy: vec![0; n],
-            workers: vec![Worker { job: none, done: 0.0, version: 0, busy: false }; n * c],
+            workers: vec![Worker::IDLE; n * c],
         }
     }
 

@@ -151,13 +151,26 @@ impl Servers for OneSlot {
 
 // ===== FIFO with c workers =====
 
+/// One worker of a server with `c` of them (FIFO here, by priority in
+/// [`super::scheduled::PriorityWorkers`]): what it serves, when that leaves at the current rate,
+/// and the version its departure event carries.
 #[derive(Debug, Clone, Copy)]
-struct Worker {
-    job: Job,
+pub(super) struct Worker {
+    pub(super) job: Job,
     /// When `job` leaves at the current rate.
-    done: f64,
-    version: u32,
-    busy: bool,
+    pub(super) done: f64,
+    pub(super) version: u32,
+    pub(super) busy: bool,
+}
+
+impl Worker {
+    /// An idle worker.
+    pub(super) const IDLE: Worker = Worker {
+        job: Job { arrival: 0.0, work: 0.0, index: 0, tag: 0, class: 0 },
+        done: 0.0,
+        version: 0,
+        busy: false,
+    };
 }
 
 /// Per-server FIFO queues, each served by `c` workers.
@@ -177,13 +190,12 @@ pub(super) struct FifoWorkers {
 impl FifoWorkers {
     pub(super) fn new(rates: &[f64], c: usize) -> Self {
         let n = rates.len();
-        let none = Job { arrival: 0.0, work: 0.0, index: 0, tag: 0, class: 0 };
         FifoWorkers {
             c,
             rates: rates.to_vec(),
             waiting: vec![VecDeque::new(); n],
             busy: vec![0; n],
-            workers: vec![Worker { job: none, done: 0.0, version: 0, busy: false }; n * c],
+            workers: vec![Worker::IDLE; n * c],
             idle: (0..(n * c) as u32).collect(),
         }
     }
