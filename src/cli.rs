@@ -423,6 +423,10 @@ still undecided there ends the search, and its row says so.";
 pub struct CapacityArgs {
     /// The scenario file (TOML), as for `lbsim run`; it must have no [sweep]
     pub file: PathBuf,
+    /// The scenario's text, given by a program that links lbsim (as `run`'s). Never set from
+    /// the command line.
+    #[arg(skip)]
+    pub text: Option<String>,
     /// The target, METRIC=VALUE: mean=V or pXX=V (a sojourn percentile, e.g. p99=50, p99.9=200)
     /// held while at most V; success=F (with [client]) held while at least F
     #[arg(long, required = true, allow_hyphen_values = true, value_name = "METRIC=VALUE", value_parser = args::target)]

@@ -14,8 +14,8 @@ use clap::Parser;
 use indicatif::ProgressBar;
 use lbsim::cli::Cli;
 use lbsim::output::dest::{self, Destination, Spool};
-use lbsim::output::progress::Progress;
-use lbsim::shard::Job;
+use lbsim::output::progress::Meter;
+use lbsim::shard::Invocation;
 
 /// Exit status for output that could not be written.
 const EXIT_IO: u8 = 1;
@@ -54,7 +54,7 @@ fn main() -> ExitCode {
         return report(a, &cli.global);
     }
     let argv = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
-    let job = match Job::from_cli(&cli, argv) {
+    let job = match Invocation::from_cli(&cli, argv) {
         Ok(job) => job,
         Err(e) => {
             say(&format!("error: {e}"));
@@ -68,7 +68,7 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let progress = Progress::start(
+    let progress = Meter::start(
         job.replications(),
         job.requests(),
         lbsim::experiment::command_name(&cli.command),
@@ -93,7 +93,7 @@ fn main() -> ExitCode {
     };
     // A shard carries its windows in its records: `merge --series` writes them.
     let series_path = match &cfg.experiment {
-        lbsim::experiment::Experiment::Run(r) if !matches!(job, Job::Shard { .. }) => {
+        lbsim::experiment::Experiment::Run(r) if !matches!(job, Invocation::Shard { .. }) => {
             r.series.as_deref()
         }
         _ => None,
@@ -110,7 +110,7 @@ fn main() -> ExitCode {
 
     // A shard's raw records go to a spool as they are made, and from there to the output.
     let spool = match &job {
-        Job::Shard { .. } => match out.spool() {
+        Invocation::Shard { .. } => match out.spool() {
             Ok(spool) => Some(spool),
             Err(e) => return cannot_write("--out", cfg.common.out.as_deref(), e, progress),
         },
@@ -191,8 +191,8 @@ enum Body {
 
 /// Runs the job; a shard writes its raw records into `spool`, returned with the results.
 fn run(
-    job: &Job,
-    progress: &Progress,
+    job: &Invocation,
+    progress: &Meter,
     spool: Option<Spool>,
 ) -> io::Result<(lbsim::experiment::Results, Option<Spool>)> {
     let Some(mut spool) = spool else { return Ok((job.execute(progress), None)) };
@@ -264,7 +264,7 @@ fn clean_up_on_signals(bar: ProgressBar) {
     });
 }
 
-fn cannot_write(option: &str, path: Option<&Path>, e: io::Error, progress: Progress) -> ExitCode {
+fn cannot_write(option: &str, path: Option<&Path>, e: io::Error, progress: Meter) -> ExitCode {
     progress.finish();
     let path = path.unwrap_or(Path::new("-")).display();
     say(&format!("error: cannot write {option} '{path}': {e}"));
@@ -300,7 +300,7 @@ fn report(a: &lbsim::cli::ReportArgs, g: &lbsim::cli::Global) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let contents = if a.run {
-        let progress = Progress::start(lbsim::article::replications(), None, "report", g.quiet);
+        let progress = Meter::start(lbsim::article::replications(), None, "report", g.quiet);
         clean_up_on_signals(progress.bar());
         let contents = report::regenerate(g.threads, &progress);
         progress.finish();

@@ -191,7 +191,7 @@ fn every_option_states_its_default_and_every_command_ends_with_examples() {
             let cli = Cli::try_parse_from(&words)
                 .unwrap_or_else(|e| panic!("example `{example}` does not parse: {e}"));
             if name == "merge" || name == "report" {
-                // merge takes its configuration from the files it reads (lbsim::shard::Job);
+                // merge takes its configuration from the files it reads (lbsim::shard::Invocation);
                 // report has none (lbsim::report, tests/report.rs).
                 continue;
             }

@@ -41,6 +41,7 @@ __all__ = [
     "limit",
     "subset",
     "hash",
+    "capacity",
     "policies",
     "command",
     "__version__",
@@ -200,6 +201,7 @@ def _run_argv(
     scenario: Scenario,
     overrides: Optional[Mapping[str, Any]],
     options: dict[str, Any],
+    name: str = "run",
 ) -> tuple[list[str], Optional[str]]:
     file, text = _scenario(scenario)
     keys = dict(overrides or {})
@@ -208,7 +210,7 @@ def _run_argv(
     for key in ("format", "out", "o", "series"):
         if key in options:
             raise ValueError(f"{key}= does not apply here: the DataFrame is the output")
-    argv = ["run", file]
+    argv = [name, file]
     for key, value in keys.items():
         argv += ["--set", f"{key}={_toml_value(value)}"]
     return argv + _options(options) + ["--format", "csv"], text
@@ -256,6 +258,29 @@ def series(
     return pd.read_csv(io.StringIO(csv))
 
 
+def capacity(
+    scenario: Scenario,
+    *,
+    target: str,
+    over: Optional[str] = None,
+    seeds: Optional[int] = None,
+    policies: Optional[Union[str, Iterable[str]]] = None,
+    set: Optional[Mapping[str, Any]] = None,  # noqa: A002 - the CLI's name
+    progress: Optional[bool] = None,
+    **options: Any,
+) -> pd.DataFrame:
+    """``lbsim capacity``: for each policy of a scenario (a path, a TOML string or a dict), the
+    largest value of ``over`` (``arrivals.load`` by default; ``farm.groups.N.count`` or
+    ``farm.slots``: the fewest) at which ``target`` (``"p99=20"``, ``"mean=3"``,
+    ``"success=0.999"``) holds, with ``value_lo, value_hi`` bracketing it. Dotted keywords and
+    ``set`` override scenario keys; other keywords are ``capacity``'s options (``precision``,
+    ``requests``, ``max_requests``...)."""
+    options = {"target": target, "over": over, "seeds": seeds, "policies": policies, **options}
+    argv, text = _run_argv(scenario, set, options, "capacity")
+    out = command(argv, text=text, progress=progress)
+    return _frame(out.csv, out.kinds)
+
+
 def _command(name: str) -> Callable[..., pd.DataFrame]:
     def call(*, progress: Optional[bool] = None, **options: Any) -> pd.DataFrame:
         return _table(name, options, progress)
@@ -281,6 +306,7 @@ hash = _command("hash")  # noqa: A001 - the CLI's name
 
 
 def policies() -> pd.DataFrame:
-    """The policy table: name, rule, parameters (as ``NAME:key=value``), and whether it runs with
-    live information and with a bulletin board."""
+    """The policy table: name, rule, source (the code or paper it follows; empty for the textbook
+    policies), parameters (as ``NAME:key=value``), and whether it runs with live information and
+    with a bulletin board."""
     return pd.DataFrame(_lbsim.policies())

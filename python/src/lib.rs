@@ -21,7 +21,7 @@ use lbsim::engine::{ARRIVALS, CANCEL, Cancelled};
 use lbsim::experiment::Results;
 use lbsim::output::{Csv, Exporter, Report};
 use lbsim::policy::registry::POLICIES;
-use lbsim::shard::Job;
+use lbsim::shard::Invocation;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -63,14 +63,19 @@ fn call(
     if let Some(text) = text {
         match &mut cli.command {
             Command::Run(a) => a.text = Some(text),
-            _ => return Err(PyValueError::new_err("a scenario's text is read by `run` only")),
+            Command::Capacity(a) => a.text = Some(text),
+            _ => {
+                return Err(PyValueError::new_err(
+                    "a scenario's text is read by `run` and `capacity` only",
+                ));
+            }
         }
     }
     if cli.global.dry_run {
         return Err(PyValueError::new_err("--dry-run is for the command line"));
     }
-    let job = Job::from_cli(&cli, argv).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    if matches!(job, Job::Shard { .. }) {
+    let job = Invocation::from_cli(&cli, argv).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if matches!(job, Invocation::Shard { .. }) {
         return Err(PyValueError::new_err(
             "--shard writes raw records for `lbsim merge`: run shards from the command line",
         ));
@@ -98,7 +103,7 @@ fn call(
 /// slices of [`POLL`], reporting progress and looking for signals between them.
 fn run(
     py: Python<'_>,
-    job: &Job,
+    job: &Invocation,
     progress: Option<Bound<'_, PyAny>>,
     total: u64,
     counts_requests: bool,
@@ -199,7 +204,7 @@ fn dict_to_toml(scenario: &Bound<'_, PyDict>) -> PyResult<String> {
     toml::to_string(&table).map_err(|e| PyValueError::new_err(format!("the scenario dict: {e}")))
 }
 
-/// The policy table: one dict per policy (name, rule, parameters, live, board).
+/// The policy table: one dict per policy (name, rule, source, parameters, live, board).
 #[pyfunction]
 fn policies(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let list = PyList::empty(py);
@@ -207,6 +212,7 @@ fn policies(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         let d = PyDict::new(py);
         d.set_item("name", e.name)?;
         d.set_item("rule", e.rule)?;
+        d.set_item("source", e.source)?;
         d.set_item("parameters", e.params.to_vec())?;
         d.set_item("live", e.live)?;
         d.set_item("board", e.board)?;

@@ -107,8 +107,31 @@ def test_series_is_a_frame_of_windows(root):
 
 def test_policies_lists_the_registry():
     p = lbsim.policies()
-    assert {"name", "rule", "parameters", "live", "board"} <= set(p.columns)
+    assert {"name", "rule", "source", "parameters", "live", "board"} <= set(p.columns)
     assert {"random", "rr", "p2c-pewma", "least-request"} <= set(p["name"])
+    source = dict(zip(p["name"], p["source"]))
+    assert "least_request_lb.cc" in source["least-request"]
+    assert source["random"] == ""
+
+
+def test_capacity_of_a_dict_equals_the_cli_csv(cli, tmp_path):
+    toml = ('policies = ["random", "p2c"]\n[farm]\n[[farm.groups]]\nname = "all"\ncount = 4\n'
+            'rate = 1.0\n[arrivals]\nload = 0.5\n')
+    path = tmp_path / "farm.toml"
+    path.write_text(toml)
+    scenario = {
+        "farm": {"groups": [{"name": "all", "count": 4, "rate": 1.0}]},
+        "arrivals": {"load": 0.5},
+        "policies": ["random", "p2c"],
+    }
+    df = lbsim.capacity(scenario, target="mean=3", seeds=2, requests=5000, warmup=500,
+                        precision=0.05, max_requests=20000)
+    expected = cli_frame(cli, "capacity", str(path), "--target", "mean=3", "--seeds", "2",
+                         "--requests", "5000", "--warmup", "500", "--precision", "0.05",
+                         "--max-requests", "20000", "--format", "csv")
+    pd.testing.assert_frame_equal(df, expected, check_dtype=False)
+    assert list(df["policy"]) == ["random", "p2c"]
+    assert (df["value_lo"] <= df["value_hi"]).all()
 
 
 def test_ctrl_c_stops_a_run_within_a_second():

@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use super::params;
-use super::{Command, Experiment, Merged, Plan, Planned};
+use super::{Cases, Command, Experiment, Planned};
 use crate::cli::BinsArgs;
 use crate::cli::Global;
 use crate::error::{UsageError, conflict};
@@ -71,13 +71,20 @@ impl Command for Bins {
 
 impl Planned for Bins {
     /// Every replication of every case ([`cases`]).
-    fn plan(cfg: &BinsConfig) -> Plan {
-        Plan::Bins(cases(cfg))
+    type Tasks = Cases;
+
+    fn plan(cfg: &BinsConfig) -> Cases {
+        Cases(cases(cfg))
     }
 
     /// The rows, the report built from them and the number of balls thrown.
-    fn merge(cfg: &BinsConfig, c: &Common, _: &Plan, m: &Merged) -> (Vec<BinsRow>, Report, u64) {
-        summarise(cfg, c, m.loads())
+    fn merge(
+        cfg: &BinsConfig,
+        c: &Common,
+        _: &Cases,
+        loads: &Vec<u32>,
+    ) -> (Vec<BinsRow>, Report, u64) {
+        summarise(cfg, c, loads)
     }
 }
 

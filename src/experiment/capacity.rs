@@ -235,7 +235,7 @@ fn metric_name(cfg: &CapacityConfig) -> &str {
 
 /// Validates `lbsim capacity`.
 fn config(a: &CapacityArgs, common: &mut Common, g: &Global) -> Result<CapacityConfig, UsageError> {
-    let mut source = Source::read(&a.file)?;
+    let mut source = Source::given(&a.file, a.text.as_deref())?;
     check_set_keys(&a.set)?;
     for assignment in &a.set {
         source.set(assignment)?;

@@ -12,7 +12,7 @@
 use std::marker::PhantomData;
 use std::path::PathBuf;
 
-use super::plan::{Merged, Plan, not_sharded};
+use super::plan::{Merged, Plan, Queueing, Tasks, not_sharded};
 use super::{Common, Experiment, Outcome, Progress, RunConfig, Scenario, total_events};
 use crate::cli::Global;
 use crate::error::UsageError;
@@ -57,17 +57,20 @@ pub trait Command {
 /// A command that runs as a plan of tasks, one per scenario (or case) and replication: a whole
 /// run executes every task here, `--shard` some of them, and both end in [`Planned::merge`].
 pub trait Planned: Command {
+    /// The kind of its plan, and so what its tasks' results add up to.
+    type Tasks: Tasks;
+
     /// Its tasks. `--warmup auto` and `--precision` are part of a queueing plan: a whole run
     /// executes them in stages, and `--shard` refuses them ([`Plan::check_shardable`]).
-    fn plan(cfg: &Self::Config) -> Plan;
+    fn plan(cfg: &Self::Config) -> Self::Tasks;
 
-    /// Its rows, its report and the events simulated, from the result of every task of `plan`
+    /// Its rows, its report and the events simulated, from the results of every task of `plan`
     /// (its [`Planned::plan`]) in task order.
     fn merge(
         cfg: &Self::Config,
         c: &Common,
-        plan: &Plan,
-        merged: &Merged,
+        plan: &Self::Tasks,
+        results: &<Self::Tasks as Tasks>::Results,
     ) -> (Self::Rows, Report, u64);
 }
 
@@ -93,7 +96,7 @@ pub trait Sweep: Command {
     fn scenarios(cfg: &Self::Config) -> Vec<Scenario>;
 
     /// The run length of every scenario.
-    fn run_config(cfg: &Self::Config) -> &RunConfig;
+    fn run_length(cfg: &Self::Config) -> &RunConfig;
 
     /// Its rows and their report (marks, notes, warnings) from the outcomes of its scenarios, in
     /// order.
@@ -106,19 +109,27 @@ pub trait Sweep: Command {
 }
 
 impl<T: Sweep> Planned for T {
-    fn plan(cfg: &T::Config) -> Plan {
-        Plan::queueing(T::scenarios(cfg), T::run_config(cfg))
+    type Tasks = Queueing;
+
+    fn plan(cfg: &T::Config) -> Queueing {
+        Queueing::new(T::scenarios(cfg), T::run_length(cfg))
     }
 
-    fn merge(cfg: &T::Config, c: &Common, plan: &Plan, merged: &Merged) -> (T::Rows, Report, u64) {
-        let (rows, report) = T::summarise(cfg, c, plan.scenarios(), merged.outcomes());
-        (rows, report, total_events(merged.outcomes()))
+    fn merge(
+        cfg: &T::Config,
+        c: &Common,
+        plan: &Queueing,
+        outcomes: &Vec<Outcome>,
+    ) -> (T::Rows, Report, u64) {
+        let (rows, report) = T::summarise(cfg, c, &plan.scenarios, outcomes);
+        (rows, report, total_events(outcomes))
     }
 }
 
 /// How the rows of a plan's results are made: its command's [`Planned::merge`] over its
-/// configuration.
-pub(crate) type Summary<'a, R> = Box<dyn Fn(&Common, &Plan, &Merged) -> (R, Report, u64) + 'a>;
+/// configuration, once plan and results are known to be of its kind.
+pub(crate) type Summary<'a, R> =
+    Box<dyn Fn(&Common, &Plan, &Merged) -> Result<(R, Report, u64), UsageError> + 'a>;
 
 /// The way a command runs, as `commands!` dispatches it: [`ByPlan`] or [`ByRun`].
 pub(crate) trait Way {
@@ -146,8 +157,8 @@ impl<C: Planned> Way for ByPlan<C> {
 
     fn run(cfg: &C::Config, c: &Common, progress: Progress) -> (C::Rows, Report, u64) {
         let plan = C::plan(cfg).spooled();
-        let merged = plan.execute(c, progress);
-        C::merge(cfg, c, &plan, &merged)
+        let results = plan.execute(c, progress);
+        C::merge(cfg, c, &plan, &results)
     }
 
     fn replications(cfg: &C::Config, seeds: u64) -> u64 {
@@ -155,7 +166,13 @@ impl<C: Planned> Way for ByPlan<C> {
     }
 
     fn plan(cfg: &C::Config) -> Result<(Plan, Summary<'_, C::Rows>), UsageError> {
-        Ok((C::plan(cfg), Box::new(move |c, p, m| C::merge(cfg, c, p, m))))
+        let summary: Summary<'_, C::Rows> = Box::new(move |c, plan, merged| {
+            let (plan, results) = C::Tasks::typed(plan, merged).ok_or_else(|| {
+                UsageError::Other("the records are of another kind than the plan".into())
+            })?;
+            Ok(C::merge(cfg, c, plan, results))
+        });
+        Ok((C::plan(cfg).into_plan(), summary))
     }
 }
 

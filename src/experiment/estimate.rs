@@ -5,7 +5,7 @@
 //! per-policy cost factor where the cost grows with the farm, plus the server reports of
 //! `wrr-orca`, divided by [`EVENTS_PER_SECOND`] per worker thread.
 
-use super::{Config, Plan, RunConfig};
+use super::{Config, Plan, Queueing, RunConfig};
 use crate::policy::{PolicyKind, Tuning};
 
 /// Events per second of one thread, conservatively: the README's Performance section measures
@@ -53,7 +53,9 @@ fn arrivals(run: &RunConfig) -> f64 {
 /// The events the configured run implies, from its plan, or `None` for the commands not
 /// estimated (those without a queueing plan).
 pub fn planned_events(cfg: &Config) -> Option<f64> {
-    let Ok(Plan::Queueing { scenarios, runs, .. }) = Plan::whole(cfg) else { return None };
+    let Ok(Plan::Queueing(Queueing { scenarios, runs, .. })) = Plan::whole(cfg) else {
+        return None;
+    };
     let per_seed: f64 = scenarios
         .iter()
         .zip(&runs)

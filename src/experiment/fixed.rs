@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::common::{Common, RunConfig};
-use super::queueing::{check_horizon, check_run_size, group, print_scenario, run_config};
+use super::queueing::{check_horizon, check_run_size, group, print_scenario, validated_run};
 use super::{Command, Experiment, Sweep};
 use super::{Outcome, STEADY_NOTE, Scenario, Workload, params, stop_warnings};
 use crate::cli::FixedArgs;
@@ -81,7 +81,7 @@ impl Command for Fixed {
             }
         }
         check_run_size(seeds, lambda.len() * d.len(), threads, n, &format!("--n {n}"))?;
-        let run = run_config(&a.run, 5_000_000, 500_000, seeds)?;
+        let run = validated_run(&a.run, 5_000_000, 500_000, seeds)?;
         if !run.quantiles.is_empty() {
             return Err(conflict(
                 "--quantiles",
@@ -133,7 +133,7 @@ impl Sweep for Fixed {
             .collect()
     }
 
-    fn run_config(cfg: &FixedConfig) -> &RunConfig {
+    fn run_length(cfg: &FixedConfig) -> &RunConfig {
         &cfg.run
     }
 
@@ -147,8 +147,9 @@ impl Sweep for Fixed {
     ) -> (Vec<FixedRow>, Report) {
         let mut rows = Vec::new();
         let mut marks = Vec::new();
-        for (sc, o) in scenarios.iter().zip(outcomes) {
-            let PolicyKind::PnC(d) = sc.policy else { unreachable!("fixed runs pNc") };
+        // The scenarios are each `d` at each `lambda` ([`Fixed::scenarios`]).
+        let ds = cfg.d.iter().flat_map(|&d| std::iter::repeat_n(d, cfg.lambda.len()));
+        for ((sc, o), d) in scenarios.iter().zip(outcomes).zip(ds) {
             let lambda = sc.farm.load;
             let s = &o.summary;
             let fractions = &o.levels;

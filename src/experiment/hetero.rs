@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::common::{Common, RunConfig};
 use super::queueing::{
     baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
-    policy_names, print_scenario, run_config,
+    policy_names, print_scenario, validated_run,
 };
 use super::{Command, Experiment, Sweep};
 use super::{
@@ -106,7 +106,7 @@ impl Command for Hetero {
         check_farm_size(&policies, slow + fast, "--slow plus --fast")?;
         let what = format!("--slow plus --fast ({})", slow + fast);
         check_run_size(seeds, policies.len(), threads, slow + fast, &what)?;
-        let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
+        let run = validated_run(&a.run, 1_000_000, 100_000, seeds)?;
         let capacity = slow as f64 * slow_rate + fast as f64 * fast_rate;
         let fastest = [(slow, slow_rate), (fast, fast_rate)]
             .iter()
@@ -142,7 +142,7 @@ impl Sweep for Hetero {
         cfg.policies.iter().map(|&p| Scenario::live(farm.clone(), p, cfg.tau)).collect()
     }
 
-    fn run_config(cfg: &HeteroConfig) -> &RunConfig {
+    fn run_length(cfg: &HeteroConfig) -> &RunConfig {
         &cfg.run
     }
 

@@ -5,7 +5,7 @@ use serde::Serialize;
 use super::common::{Common, RunConfig};
 use super::queueing::{
     baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
-    policy_names, print_scenario, run_config,
+    policy_names, print_scenario, validated_run,
 };
 use super::{Command, Experiment, Sweep};
 use super::{
@@ -74,7 +74,7 @@ impl Command for Homo {
         check_swrr(&policies, &vec![1.0; servers])?;
         let what = format!("--servers {servers}");
         check_run_size(seeds, loads.len() * policies.len(), threads, servers, &what)?;
-        let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
+        let run = validated_run(&a.run, 1_000_000, 100_000, seeds)?;
         let lowest = loads.iter().copied().fold(1.0, f64::min);
         check_horizon(&run, lowest * servers as f64, 1.0)?;
         let baseline = baseline(&a.baseline, &policies)?;
@@ -101,7 +101,7 @@ impl Sweep for Homo {
             .collect()
     }
 
-    fn run_config(cfg: &HomoConfig) -> &RunConfig {
+    fn run_length(cfg: &HomoConfig) -> &RunConfig {
         &cfg.run
     }
 

@@ -56,7 +56,7 @@ use crate::workload::{Arrivals, ExpDemands, KeySpec, PoissonGaps, Service};
 pub use crate::options::Quantile;
 pub use command::{Command, Direct, Planned, Sweep};
 pub use common::{Common, Config, RunConfig};
-pub use plan::{Merged, Plan};
+pub use plan::{Cases, Merged, Plan, Queueing, Tasks};
 
 /// Told of each finished replication and of work added on the way (from any worker thread).
 pub type Progress<'a> = &'a dyn Reporter;
@@ -140,7 +140,7 @@ macro_rules! commands {
             match &cli.command {
                 $(cli::Command::$variant(a) => <$command as Command>::config(a, common, &cli.global),)*
                 cli::Command::Merge(_) => Err(UsageError::Other(
-                    "merge is read by lbsim::shard::Job, not by Config::from_cli".into(),
+                    "merge is read by lbsim::shard::Invocation, not by Config::from_cli".into(),
                 )),
                 cli::Command::Report(_) => Err(UsageError::Other(
                     "report is run by lbsim::report, not by Config::from_cli".into(),
@@ -174,8 +174,8 @@ macro_rules! commands {
                 $(Experiment::$variant(cfg) => {
                     let (plan, merge) = <way!($way, $command) as Way>::plan(cfg)?;
                     let summary: command::Summary<'_, Rows> = Box::new(move |c, p, m| {
-                        let (rows, report, events) = merge(c, p, m);
-                        (Rows::$variant(rows), report, events)
+                        let (rows, report, events) = merge(c, p, m)?;
+                        Ok((Rows::$variant(rows), report, events))
                     });
                     Ok((plan, summary))
                 })*

@@ -10,23 +10,140 @@ use super::bins::{self, Variant};
 use super::{Common, Config, Outcome, Progress, Results, RunConfig, Scenario};
 use crate::error::UsageError;
 
-/// The tasks of a command.
+/// A queueing plan: scenarios, each run with its run length.
+#[derive(Debug)]
+pub struct Queueing {
+    /// The scenarios, in row order.
+    pub scenarios: Vec<Scenario>,
+    /// Each scenario's run length.
+    pub runs: Vec<RunConfig>,
+    /// Per scenario, the farm's groups (name, servers) its `--series` windows are pooled by
+    /// (`None`: no windows kept).
+    pub groups: Vec<Option<Vec<(String, usize)>>>,
+    /// How the command spells `--warmup auto` and `--precision`, to refuse them to `--shard`.
+    pub adaptive: [&'static str; 2],
+}
+
+/// `bins`'s plan: its cases (balls and bins, choices, variant).
+#[derive(Debug)]
+pub struct Cases(pub Vec<(u64, u32, Variant)>);
+
+/// The tasks of a command, as shards write and read them: one of the kinds of plan.
 #[derive(Debug)]
 pub enum Plan {
-    /// Queueing replications: scenario `s` runs with `runs[s]`.
-    Queueing {
-        /// The scenarios, in row order.
-        scenarios: Vec<Scenario>,
-        /// Each scenario's run length.
-        runs: Vec<RunConfig>,
-        /// Per scenario, the farm's groups (name, servers) its `--series` windows are pooled by
-        /// (`None`: no windows kept).
-        groups: Vec<Option<Vec<(String, usize)>>>,
-        /// How the command spells `--warmup auto` and `--precision`, to refuse them to `--shard`.
-        adaptive: [&'static str; 2],
-    },
+    /// Queueing replications.
+    Queueing(Queueing),
     /// `bins`: its cases.
-    Bins(Vec<(u64, u32, Variant)>),
+    Bins(Cases),
+}
+
+/// The tasks' results, added up in task order as they were read.
+#[derive(Debug)]
+pub enum Merged {
+    /// Queueing replications: one outcome per scenario, folded as one process folds them.
+    Outcomes(Vec<Outcome>),
+    /// `bins`: max loads, in task order.
+    Loads(Vec<u32>),
+}
+
+/// A kind of plan: what its tasks add up to, how a whole run executes them, and its place in
+/// [`Plan`] and [`Merged`], the forms shards write and read.
+pub trait Tasks: Sized {
+    /// Every task's result, added up in task order.
+    type Results;
+
+    /// Runs every task in parallel on the current pool; returns their results, added up in task
+    /// order as `merge` adds up a shard's.
+    fn execute(&self, c: &Common, progress: Progress) -> Self::Results;
+
+    /// The replications a whole run starts with, for progress reporting.
+    fn replications(&self, seeds: u64) -> u64;
+
+    /// The plan as a whole run executes it (the queueing plan spools its `--series` windows).
+    fn spooled(self) -> Self {
+        self
+    }
+
+    /// The plan in the form shards write.
+    fn into_plan(self) -> Plan;
+
+    /// This kind's plan and results, from the forms shards read; `None` when they are of
+    /// another kind.
+    fn typed<'a>(plan: &'a Plan, merged: &'a Merged) -> Option<(&'a Self, &'a Self::Results)>;
+}
+
+impl Queueing {
+    /// `scenarios`, each run with `run`, keeping no `--series` windows.
+    pub fn new(scenarios: Vec<Scenario>, run: &RunConfig) -> Queueing {
+        let runs = vec![run.clone(); scenarios.len()];
+        let groups = vec![None; scenarios.len()];
+        Queueing { scenarios, runs, groups, adaptive: ["--warmup auto", "--precision"] }
+    }
+}
+
+impl Tasks for Queueing {
+    type Results = Vec<Outcome>;
+
+    /// A plan with `--warmup auto` or `--precision` runs in stages ([`super::run_tasks`]).
+    fn execute(&self, c: &Common, progress: Progress) -> Vec<Outcome> {
+        super::run_tasks(&self.scenarios, &self.runs, &self.groups, c, progress)
+    }
+
+    /// Every task, twice over for the scenarios run with `--warmup auto` (its pilot runs); rows
+    /// that `--precision` doubles add theirs as they go.
+    fn replications(&self, seeds: u64) -> u64 {
+        self.runs.iter().map(passes).sum::<u64>() * seeds
+    }
+
+    /// Each replication writes its `--series` windows to a temporary file as they close, and
+    /// the rows pool them there (a shard's records carry the windows instead).
+    fn spooled(mut self) -> Queueing {
+        self.runs.iter_mut().for_each(|run| run.series_spool = true);
+        self
+    }
+
+    fn into_plan(self) -> Plan {
+        Plan::Queueing(self)
+    }
+
+    fn typed<'a>(plan: &'a Plan, merged: &'a Merged) -> Option<(&'a Self, &'a Vec<Outcome>)> {
+        match (plan, merged) {
+            (Plan::Queueing(plan), Merged::Outcomes(outcomes)) => Some((plan, outcomes)),
+            _ => None,
+        }
+    }
+}
+
+impl Tasks for Cases {
+    type Results = Vec<u32>;
+
+    fn execute(&self, c: &Common, progress: Progress) -> Vec<u32> {
+        let tasks: Vec<(usize, u64)> =
+            (0..self.0.len()).flat_map(|i| (0..c.seeds).map(move |k| (i, k))).collect();
+        tasks
+            .par_iter()
+            .map(|&(i, k)| {
+                let m = bins::task(self.0[i], c.seed, k);
+                progress.done();
+                m
+            })
+            .collect()
+    }
+
+    fn replications(&self, seeds: u64) -> u64 {
+        self.0.len() as u64 * seeds
+    }
+
+    fn into_plan(self) -> Plan {
+        Plan::Bins(self)
+    }
+
+    fn typed<'a>(plan: &'a Plan, merged: &'a Merged) -> Option<(&'a Self, &'a Vec<u32>)> {
+        match (plan, merged) {
+            (Plan::Bins(plan), Merged::Loads(loads)) => Some((plan, loads)),
+            _ => None,
+        }
+    }
 }
 
 impl Plan {
@@ -42,28 +159,11 @@ impl Plan {
         super::plan_of(&cfg.experiment).map(|(plan, _)| plan)
     }
 
-    /// The plan as a whole run executes it: each replication writes its `--series` windows to
-    /// a temporary file as they close, and the rows pool them there (a shard's records carry
-    /// the windows instead).
-    pub fn spooled(mut self) -> Plan {
-        if let Plan::Queueing { runs, .. } = &mut self {
-            runs.iter_mut().for_each(|run| run.series_spool = true);
-        }
-        self
-    }
-
-    /// `scenarios`, each run with `run`, keeping no `--series` windows.
-    pub fn queueing(scenarios: Vec<Scenario>, run: &RunConfig) -> Plan {
-        let runs = vec![run.clone(); scenarios.len()];
-        let groups = vec![None; scenarios.len()];
-        Plan::Queueing { scenarios, runs, groups, adaptive: ["--warmup auto", "--precision"] }
-    }
-
     /// Refuses to split a plan whose runs decide what to run from all the replications of a
     /// scenario together (`--warmup auto`, `--precision`), which no shard holds.
     pub fn check_shardable(&self) -> Result<(), UsageError> {
         match self {
-            Plan::Queueing { runs, adaptive: [auto, precision], .. } => {
+            Plan::Queueing(Queueing { runs, adaptive: [auto, precision], .. }) => {
                 runs.iter().try_for_each(|run| check_run(run, auto, precision))
             }
             Plan::Bins(_) => Ok(()),
@@ -73,51 +173,25 @@ impl Plan {
     /// The number of tasks: scenarios (or cases) times replications.
     pub fn tasks(&self, c: &Common) -> u64 {
         let scenarios = match self {
-            Plan::Queueing { scenarios, .. } => scenarios.len(),
-            Plan::Bins(cases) => cases.len(),
+            Plan::Queueing(plan) => plan.scenarios.len(),
+            Plan::Bins(cases) => cases.0.len(),
         };
         scenarios as u64 * c.seeds
     }
 
-    /// The replications a whole run of the plan starts with, for progress reporting: every task,
-    /// twice over for the scenarios run with `--warmup auto` (its pilot runs); rows that
-    /// `--precision` doubles add theirs as they go.
+    /// The replications a whole run of the plan starts with ([`Tasks::replications`]).
     pub fn replications(&self, seeds: u64) -> u64 {
         match self {
-            Plan::Queueing { runs, .. } => runs.iter().map(passes).sum::<u64>() * seeds,
-            Plan::Bins(cases) => cases.len() as u64 * seeds,
+            Plan::Queueing(plan) => plan.replications(seeds),
+            Plan::Bins(cases) => cases.replications(seeds),
         }
     }
 
-    /// The scenarios of a queueing plan, in row order.
-    pub fn scenarios(&self) -> &[Scenario] {
-        match self {
-            Plan::Queueing { scenarios, .. } => scenarios,
-            Plan::Bins(_) => unreachable!("a queueing command has a queueing plan"),
-        }
-    }
-
-    /// Runs every task in parallel on the current pool; returns their results, added up in task
-    /// order as `merge` adds up a shard's. A queueing plan with `--warmup auto` or `--precision`
-    /// runs in stages ([`super::run_tasks`]).
+    /// Runs every task ([`Tasks::execute`]), its results in the form shards read.
     pub fn execute(&self, c: &Common, progress: Progress) -> Merged {
         match self {
-            Plan::Queueing { scenarios, runs, groups, .. } => {
-                Merged::Outcomes(super::run_tasks(scenarios, runs, groups, c, progress))
-            }
-            Plan::Bins(cases) => {
-                let tasks: Vec<(usize, u64)> =
-                    (0..cases.len()).flat_map(|i| (0..c.seeds).map(move |k| (i, k))).collect();
-                let loads: Vec<u32> = tasks
-                    .par_iter()
-                    .map(|&(i, k)| {
-                        let m = bins::task(cases[i], c.seed, k);
-                        progress.done();
-                        m
-                    })
-                    .collect();
-                Merged::Loads(loads)
-            }
+            Plan::Queueing(plan) => Merged::Outcomes(plan.execute(c, progress)),
+            Plan::Bins(cases) => Merged::Loads(cases.execute(c, progress)),
         }
     }
 }
@@ -127,38 +201,11 @@ pub(crate) fn passes(run: &RunConfig) -> u64 {
     if run.warmup_auto { 2 } else { 1 }
 }
 
-/// The tasks' results, added up in task order as they were read.
-#[derive(Debug)]
-pub enum Merged {
-    /// Queueing replications: one outcome per scenario, folded as one process folds them.
-    Outcomes(Vec<Outcome>),
-    /// `bins`: max loads.
-    Loads(Vec<u32>),
-}
-
-impl Merged {
-    /// The outcomes of a queueing plan, one per scenario.
-    pub fn outcomes(&self) -> &[Outcome] {
-        match self {
-            Merged::Outcomes(outcomes) => outcomes,
-            Merged::Loads(_) => unreachable!("records are read as the plan's kind"),
-        }
-    }
-
-    /// The max loads of a `bins` plan, in task order.
-    pub fn loads(&self) -> &[u32] {
-        match self {
-            Merged::Loads(loads) => loads,
-            Merged::Outcomes(_) => unreachable!("records are read as the plan's kind"),
-        }
-    }
-}
-
 /// The command's rows and report from every task's result of its plan, in task order, or why
 /// its command has no plan.
 pub fn merge(cfg: &Config, merged: &Merged) -> Result<Results, UsageError> {
     let (plan, summary) = super::plan_of(&cfg.experiment)?;
-    let (rows, mut report, events) = summary(&cfg.common, &plan, merged);
+    let (rows, mut report, events) = summary(&cfg.common, &plan, merged)?;
     report.run.events = events;
     Ok(Results { rows, report })
 }

@@ -14,7 +14,7 @@ use crate::limits::DEFAULT_MAX_REQUESTS;
 
 /// The run options of a queueing command (`--requests`, `--warmup`, `--precision`,
 /// `--max-requests`, `--quantiles`, `--queue-guard`), with its default run length.
-pub(crate) fn run_config(
+pub(crate) fn validated_run(
     a: &cli::RunArgs,
     requests: u64,
     warmup: u64,

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::common::{Common, RunConfig};
-use super::{Command, Experiment, Merged, Plan, Planned};
+use super::{Command, Experiment, Planned, Queueing};
 use super::{Outcome, STEADY_NOTE, Scenario, VsBaseline, Workload, steadiness_mark, stop_warnings};
 use crate::cli::Global;
 use crate::cli::ScenarioArgs;
@@ -90,7 +90,9 @@ impl Command for Run {
 impl Planned for Run {
     /// The policies of every point, point by point, each with its point's run length and, with
     /// `--series`, its farm's groups.
-    fn plan(cfg: &RunScenario) -> Plan {
+    type Tasks = Queueing;
+
+    fn plan(cfg: &RunScenario) -> Queueing {
         let (mut scenarios, mut runs, mut series) = (Vec::new(), Vec::new(), Vec::new());
         for point in &cfg.points {
             let s = point.scenarios();
@@ -100,16 +102,21 @@ impl Planned for Run {
             scenarios.extend(s);
         }
         let adaptive = ["[run] warmup = \"auto\"", "precision"];
-        Plan::Queueing { scenarios, runs, groups: series, adaptive }
+        Queueing { scenarios, runs, groups: series, adaptive }
     }
 
     /// The rows, the report built from them and the number of events simulated.
-    fn merge(cfg: &RunScenario, c: &Common, _: &Plan, m: &Merged) -> (Vec<RunRow>, Report, u64) {
-        let mut outcomes = m.outcomes().iter().cloned();
+    fn merge(
+        cfg: &RunScenario,
+        c: &Common,
+        _: &Queueing,
+        all: &Vec<Outcome>,
+    ) -> (Vec<RunRow>, Report, u64) {
+        let mut outcomes = all.iter().cloned();
         let per_point: Vec<Vec<Outcome>> =
             cfg.points.iter().map(|p| outcomes.by_ref().take(p.policies.len()).collect()).collect();
         let (rows, report) = summarise(cfg, c, &per_point);
-        (rows, report, super::total_events(m.outcomes()))
+        (rows, report, super::total_events(all))
     }
 }
 
@@ -206,7 +213,7 @@ impl Point {
 }
 
 /// The run length of a validated spec.
-pub fn run_config(spec: &Spec) -> RunConfig {
+pub fn run_length_of(spec: &Spec) -> RunConfig {
     let (warmup, auto) = match &spec.run.warmup {
         Warmup::Arrivals(w) => (w.0, false),
         Warmup::Auto | Warmup::Other(_) => (0, true),

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::common::{Common, RunConfig};
 use super::queueing::{
     baseline, check_farm_size, check_horizon, check_run_size, check_swrr, group, policy_name,
-    policy_names, print_scenario, run_config,
+    policy_names, print_scenario, validated_run,
 };
 use super::{Command, Experiment, Sweep};
 use super::{
@@ -81,7 +81,7 @@ impl Command for Stale {
         check_swrr(&policies, &vec![1.0; servers])?;
         let what = format!("--servers {servers}");
         check_run_size(seeds, periods.len() * policies.len(), threads, servers, &what)?;
-        let run = run_config(&a.run, 1_000_000, 100_000, seeds)?;
+        let run = validated_run(&a.run, 1_000_000, 100_000, seeds)?;
         check_horizon(&run, load * servers as f64, 1.0)?;
         // A post every `period` refreshes every server; the run lasts about
         // arrivals / (load * servers) time units.
@@ -138,7 +138,7 @@ impl Sweep for Stale {
             .collect()
     }
 
-    fn run_config(cfg: &StaleConfig) -> &RunConfig {
+    fn run_length(cfg: &StaleConfig) -> &RunConfig {
         &cfg.run
     }
 

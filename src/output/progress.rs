@@ -31,7 +31,7 @@ pub fn should_show(quiet: bool, stderr_is_terminal: bool, total: u64) -> bool {
 }
 
 /// A bar for `total` replications labelled `label`, hidden for now: hidden for good unless
-/// [`should_show`] says otherwise, in which case [`Progress`] reveals it.
+/// [`should_show`] says otherwise, in which case [`Meter`] reveals it.
 pub fn progress_bar(total: u64, label: &str) -> ProgressBar {
     bar_of(total, label, "replications")
 }
@@ -70,7 +70,7 @@ impl<F: Fn() + Sync> Reporter for F {
     }
 }
 
-impl Reporter for Progress {
+impl Reporter for Meter {
     fn done(&self) {
         self.inc();
     }
@@ -82,17 +82,17 @@ impl Reporter for Progress {
 
 /// A bar that reveals itself on stderr after [`REVEAL_AFTER`] if the run is still going.
 #[derive(Debug)]
-pub struct Progress {
+pub struct Meter {
     bar: ProgressBar,
     reveal: Option<(Sender<()>, JoinHandle<()>)>,
     /// Counting requests: [`ARRIVALS`] when the run started.
     base: Option<u64>,
 }
 
-impl Progress {
+impl Meter {
     /// Starts counting `total` replications, or the `requests` they simulate when that is known
     /// before the run; `quiet` keeps the bar hidden.
-    pub fn start(total: u64, requests: Option<u64>, label: &str, quiet: bool) -> Progress {
+    pub fn start(total: u64, requests: Option<u64>, label: &str, quiet: bool) -> Meter {
         let requests = requests.filter(|&r| r > 0 && total > 0);
         let base = requests.map(|_| ARRIVALS.load(Ordering::Relaxed));
         let bar = match requests {
@@ -116,7 +116,7 @@ impl Progress {
             });
             (done, thread)
         });
-        Progress { bar, reveal, base }
+        Meter { bar, reveal, base }
     }
 
     /// One more replication finished (callable from any thread); counting requests, the bar
@@ -170,7 +170,7 @@ mod tests {
 
     #[test]
     fn a_quiet_progress_never_spawns_a_reveal() {
-        let p = Progress::start(10, None, "homo", true);
+        let p = Meter::start(10, None, "homo", true);
         assert!(p.reveal.is_none());
         p.inc();
         assert_eq!(p.bar().position(), 1);
@@ -183,7 +183,7 @@ mod tests {
     #[test]
     fn a_bar_of_requests_follows_the_replications_arrivals() {
         use crate::experiment::{Scenario, run_replication};
-        let p = Progress::start(1, Some(70_005), "homo", true);
+        let p = Meter::start(1, Some(70_005), "homo", true);
         assert_eq!(p.bar().length(), Some(70_005));
         let sc = Scenario::live(
             crate::model::Farm::homogeneous(10, 0.5),

@@ -57,6 +57,9 @@ pub struct Entry {
     pub policy: &'static str,
     /// What the policy does, in one line (shown by `lbsim --help`).
     pub rule: &'static str,
+    /// The code or paper the policy follows (empty for the textbook ones), as the README's
+    /// policy table gives it.
+    pub source: &'static str,
     /// For a family: the accepted range of N, inclusive.
     pub family: Option<(u32, u32)>,
     /// Allowed with live information.
@@ -87,6 +90,7 @@ impl Entry {
             name,
             policy,
             rule,
+            source: "",
             family: None,
             live: true,
             board: true,
@@ -98,6 +102,11 @@ impl Entry {
             fields: super::tuning::tests::fields::<NoParams>,
             counts_dispatches: false,
         }
+    }
+
+    /// Cites the code or paper the policy follows.
+    pub const fn source(self, source: &'static str) -> Entry {
+        Entry { source, ..self }
     }
 
     /// Makes the entry a family over N in `min..=max`, needing N servers.
@@ -276,57 +285,57 @@ policy_table! { $
     RoundRobin: NoParams => Entry::new("rr", "RoundRobin", "round robin in index order"),
         |p, _| RoundRobin::new(p.rates.len());
     /// `swrr`
-    Swrr: NoParams => Entry::new("swrr", "Swrr", "smooth weighted round robin, weights from rates (NGINX)"),
+    Swrr: NoParams => Entry::new("swrr", "Swrr", "smooth weighted round robin, weights from rates (NGINX)").source("NGINX ngx_http_upstream_round_robin.c"),
         |p, _| Swrr::new(&integer_weights(p.rates));
     /// `pNc`: N distinct choices (`p2c`, `p3c`, ...).
-    PnC(n): NoParams => Entry::new("pNc", "PnC", "shortest of N distinct uniform samples, first on ties").family(2, MAX_CHOICES),
+    PnC(n): NoParams => Entry::new("pNc", "PnC", "shortest of N distinct uniform samples, first on ties").source("Mitzenmacher 1996").family(2, MAX_CHOICES),
         [2] |p, _| PnC::<2>::new(p.rates.len()),
         [3] |p, _| PnC::<3>::new(p.rates.len()),
         [n] |p, _| PnC::<0>::with_choices(p.rates.len(), n as usize);
     /// `p2c-repl`
-    P2cRepl: NoParams => Entry::new("p2c-repl", "P2cRepl", "two samples with replacement, 2nd if strictly shorter (Envoy)"),
+    P2cRepl: NoParams => Entry::new("p2c-repl", "P2cRepl", "two samples with replacement, 2nd if strictly shorter (Envoy)").source("Envoy least_request_lb.cc"),
         |p, _| P2cRepl::new(p.rates.len());
     /// `jsq`
     Jsq: NoParams => Entry::new("jsq", "Jsq", "shortest queue of all, ties uniformly at random"),
         |p, _| Jsq::new();
     /// `jsq-local`: `jsq` under the board with update-on-dispatch.
-    JsqLocal: NoParams => Entry::new("jsq-local", "Jsq", "jsq whose own dispatches update the board at once").counts_dispatches(),
+    JsqLocal: NoParams => Entry::new("jsq-local", "Jsq", "jsq whose own dispatches update the board at once").source("Mitzenmacher 2000").counts_dispatches(),
         |p, _| Jsq::new();
     /// `p2c-pewma`
-    P2cPewma: Decay => Entry::new("p2c-pewma", "P2cPeakEwma", "p2c on rtt x (queue + 1), Peak-EWMA rtt (tower)").live_only().min_servers(2),
+    P2cPewma: Decay => Entry::new("p2c-pewma", "P2cPeakEwma", "p2c on rtt x (queue + 1), Peak-EWMA rtt (tower)").source("tower peak_ewma.rs, Finagle").live_only().min_servers(2),
         |p, t| P2cPeakEwma::new(p.rates.len(), t.tau);
     /// `least-request`
-    LeastRequest: LeastRequestParams => Entry::new("least-request", "LeastRequest", "Envoy least_request: N choices, full scan, or EDF"),
+    LeastRequest: LeastRequestParams => Entry::new("least-request", "LeastRequest", "Envoy least_request: N choices, full scan, or EDF").source("Envoy least_request_lb.cc, edf_scheduler.h"),
         |p, t| LeastRequest::new(p.rates, t.choices, t.full_scan, t.bias, &mut p.stream.str("edf").rng());
     /// `least-conn`
-    LeastConn: NoParams => Entry::new("least-conn", "LeastConn", "NGINX least_conn: fewest active per weight, round robin among ties"),
+    LeastConn: NoParams => Entry::new("least-conn", "LeastConn", "NGINX least_conn: fewest active per weight, round robin among ties").source("NGINX ngx_http_upstream_least_conn_module.c"),
         |p, _| LeastConn::new(&integer_weights(p.rates));
     /// `random-two`
-    RandomTwo: NoParams => Entry::new("random-two", "RandomTwo", "NGINX random two least_conn: 2 weighted draws, the 2nd unless busier").min_servers(2),
+    RandomTwo: NoParams => Entry::new("random-two", "RandomTwo", "NGINX random two least_conn: 2 weighted draws, the 2nd unless busier").source("NGINX ngx_http_upstream_random_module.c").min_servers(2),
         |p, _| RandomTwo::new(&integer_weights(p.rates));
     /// `aperture`
-    Aperture: ApertureParams => Entry::new("aperture", "Aperture", "Finagle deterministic aperture: p2c in the client's ring slice"),
+    Aperture: ApertureParams => Entry::new("aperture", "Aperture", "Finagle deterministic aperture: p2c in the client's ring slice").source("Finagle DeterministicAperture.scala, Ring.scala, WeightedP2CPick.scala"),
         |p, t| Aperture::new(p.rates.len(), p.client, p.clients, t.min_aperture as usize);
     /// `jiq`
-    Jiq: JiqParams => Entry::new("jiq", "Jiq", "join-idle-queue: a server that reported idle, else a random one"),
+    Jiq: JiqParams => Entry::new("jiq", "Jiq", "join-idle-queue: a server that reported idle, else a random one").source("Lu et al., Performance 2011"),
         |p, t| Jiq::new(p.rates.len(), t.dispatchers as usize, p.stream.str("jiq").rng());
     /// `ring-hash`
-    RingHash: RingHashParams => Entry::new("ring-hash", "RingHash", "key's server on a hash ring, optionally bounded (HAProxy)"),
+    RingHash: RingHashParams => Entry::new("ring-hash", "RingHash", "key's server on a hash ring, optionally bounded (HAProxy)").source("Envoy ring_hash_lb.cc, HAProxy lb_chash.c"),
         |p, t| RingHash::new(p.rates, t.vnodes as usize, t.balance, p.shared.str("ring").rng().next_u64(), p.keys.clone());
     /// `maglev`
-    Maglev: MaglevParams => Entry::new("maglev", "MaglevHash", "key's server in a Maglev lookup table"),
+    Maglev: MaglevParams => Entry::new("maglev", "MaglevHash", "key's server in a Maglev lookup table").source("Eisenbud et al., NSDI 2016; Envoy maglev_lb.cc"),
         |p, t| MaglevHash::new(p.rates.len(), t.table as usize, p.shared.str("maglev").rng().next_u64(), p.keys.clone());
     /// `wrr-orca`
-    WrrOrca: OrcaConfig => Entry::new("wrr-orca", "WrrOrca", "gRPC weighted_round_robin: weights qps/utilization from server reports").live_only(),
+    WrrOrca: OrcaConfig => Entry::new("wrr-orca", "WrrOrca", "gRPC weighted_round_robin: weights qps/utilization from server reports").source("gRFC A58, grpc-go balancer/weightedroundrobin").live_only(),
         |p, t| WrrOrca::new(p.rates.len(), t, p.stream.str("wrr-orca").rng().next_u32());
     /// `prequal`
-    Prequal: PrequalConfig => Entry::new("prequal", "Prequal", "Prequal: probe pool, hot-cold rule on requests in flight and latency").live_only(),
+    Prequal: PrequalConfig => Entry::new("prequal", "Prequal", "Prequal: probe pool, hot-cold rule on requests in flight and latency").source("Wydrowski et al., NSDI 2024 (from the paper)").live_only(),
         |p, t| Prequal::new(p.rates.len(), t);
     /// `c3`
-    C3: C3Config => Entry::new("c3", "C3", "C3: replicas ranked by R - 1/mu + q_hat^3/mu from feedback, cubic rate control").live_only(),
+    C3: C3Config => Entry::new("c3", "C3", "C3: replicas ranked by R - 1/mu + q_hat^3/mu from feedback, cubic rate control").source("Suresh et al., NSDI 2015; its simulator absim client.py; cassandra-c3 ScoreTracker.java, RateController.java").live_only(),
         |p, t| C3::new(p.rates.len(), p.clients, t);
     /// `least-latency`
-    LeastLatency: Decay => Entry::new("least-latency", "LeastLatency", "lower EWMA latency of two random servers (least_time style)").live_only().min_servers(2),
+    LeastLatency: Decay => Entry::new("least-latency", "LeastLatency", "lower EWMA latency of two random servers (least_time style)").source("NGINX Plus least_time, Linkerd").live_only().min_servers(2),
         |p, t| LeastLatency::new(p.rates.len(), t.tau);
 }
 
@@ -930,6 +939,25 @@ mod tests {
             let keys = e.params.join(" ");
             assert!(table.contains(e.name) && table.contains(e.rule), "{table}");
             assert!(table.contains(&keys), "{}: {keys} in {table}", e.name);
+        }
+    }
+
+    /// The README's policy table cites, for each policy, the source its registry row gives
+    /// (without the Markdown quoting), and lists every policy of the table.
+    #[test]
+    fn the_readme_cites_each_policys_source_from_the_table() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .expect("README.md");
+        let start = readme.find("| policy | rule | follows |").expect("the README's policy table");
+        let mut cited = std::collections::BTreeMap::new();
+        for line in readme[start..].lines().skip(2).take_while(|l| l.starts_with('|')) {
+            let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+            let name = cells[0].split('`').nth(1).expect("a quoted name");
+            cited.insert(name.to_string(), cells[2].replace('`', ""));
+        }
+        assert_eq!(cited.len(), POLICIES.len(), "{cited:?}");
+        for e in POLICIES {
+            assert_eq!(cited.get(e.name).map(String::as_str), Some(e.source), "{}", e.name);
         }
     }
 }

@@ -595,6 +595,15 @@ impl Source {
         Ok(Source { file: file.into(), dir, text: text.into(), table })
     }
 
+    /// The scenario `text` when a program that links lbsim hands it over (`file` then only names
+    /// it in messages), else the file read ([`Source::read`]).
+    pub fn given(file: &Path, text: Option<&str>) -> Result<Source, ScenarioError> {
+        match text {
+            Some(text) => Source::parse(&file.display().to_string(), text),
+            None => Source::read(file),
+        }
+    }
+
     /// Reads and parses a scenario file, or standard input for `-` (its relative `file` keys
     /// are then taken from the current directory). A file must be a regular file; either is
     /// read up to [`input::SCENARIO_BYTES`].

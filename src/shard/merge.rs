@@ -27,7 +27,7 @@ use super::{Plan, plan_hash};
 use crate::cli::{Cli, Command, MergeArgs};
 use crate::error::{UsageError, shown};
 use crate::experiment::Config;
-use crate::experiment::{Fold, Merged};
+use crate::experiment::{Fold, Merged, Queueing};
 use crate::input::{self, LineLimit, RECORD_LINE};
 use crate::stats::RepStats;
 
@@ -150,7 +150,7 @@ pub fn read(cli: &Cli, args: &MergeArgs) -> Result<(Config, Merged), UsageError>
             collect(&mut inputs, &manifest, seeds, |_, m: u32| loads.push(m))?;
             Merged::Loads(loads)
         }
-        Plan::Queueing { runs, groups, .. } => {
+        Plan::Queueing(Queueing { runs, groups, .. }) => {
             // Each replication is added to its scenario's fold as soon as the tasks before it
             // are, then dropped: memory does not grow with the number of tasks.
             let mut folds: Vec<Fold> = (runs.iter().zip(groups))

@@ -38,7 +38,7 @@ pub use crate::options::{MAX_SHARDS, Shard};
 
 /// What a command line asks for: the whole command, one shard of it, or a merge of shards.
 #[derive(Debug)]
-pub enum Job {
+pub enum Invocation {
     /// The whole command in this process.
     Whole(Config),
     /// One shard of the command: its raw records.
@@ -59,17 +59,17 @@ pub enum Job {
     },
 }
 
-impl Job {
+impl Invocation {
     /// The job of `cli`; `argv` is the command line after `lbsim` (the shards' manifests record
     /// it, and a merge parses it again).
-    pub fn from_cli(cli: &Cli, argv: Vec<String>) -> Result<Job, UsageError> {
+    pub fn from_cli(cli: &Cli, argv: Vec<String>) -> Result<Invocation, UsageError> {
         if let Command::Merge(args) = &cli.command {
             let (cfg, merged) = merge::read(cli, args)?;
-            return Ok(Job::Merge { cfg, merged });
+            return Ok(Invocation::Merge { cfg, merged });
         }
         let cfg = Config::from_cli(cli)?;
         let Some(shard) = cli.global.shard else {
-            return Ok(Job::Whole(cfg));
+            return Ok(Invocation::Whole(cfg));
         };
         if cli.global.format != Format::Table {
             return Err(UsageError::Conflict {
@@ -98,24 +98,26 @@ impl Job {
             });
         }
         Plan::of(&cfg)?;
-        Ok(Job::Shard { cfg, shard, argv })
+        Ok(Invocation::Shard { cfg, shard, argv })
     }
 
     /// The command's configuration.
     pub fn config(&self) -> &Config {
         match self {
-            Job::Whole(cfg) | Job::Shard { cfg, .. } | Job::Merge { cfg, .. } => cfg,
+            Invocation::Whole(cfg)
+            | Invocation::Shard { cfg, .. }
+            | Invocation::Merge { cfg, .. } => cfg,
         }
     }
 
     /// Replications this process will run (for the progress bar).
     pub fn replications(&self) -> u64 {
         match self {
-            Job::Whole(cfg) => experiment::replications(cfg),
-            Job::Shard { cfg, shard, .. } => {
+            Invocation::Whole(cfg) => experiment::replications(cfg),
+            Invocation::Shard { cfg, shard, .. } => {
                 Plan::of(cfg).map_or(0, |p| shard.tasks(p.tasks(&cfg.common)).count() as u64)
             }
-            Job::Merge { .. } => 0,
+            Invocation::Merge { .. } => 0,
         }
     }
 
@@ -124,11 +126,13 @@ impl Job {
     /// `--precision` decide during the run; some commands simulate no queue).
     pub fn requests(&self) -> Option<u64> {
         let (cfg, shard) = match self {
-            Job::Whole(cfg) => (cfg, Shard { index: 0, count: 1 }),
-            Job::Shard { cfg, shard, .. } => (cfg, *shard),
-            Job::Merge { .. } => return None,
+            Invocation::Whole(cfg) => (cfg, Shard { index: 0, count: 1 }),
+            Invocation::Shard { cfg, shard, .. } => (cfg, *shard),
+            Invocation::Merge { .. } => return None,
         };
-        let Ok(Plan::Queueing { runs, .. }) = Plan::of(cfg) else { return None };
+        let Ok(Plan::Queueing(experiment::Queueing { runs, .. })) = Plan::of(cfg) else {
+            return None;
+        };
         let seeds = cfg.common.seeds;
         let arrivals = |i: u64| {
             let run = &runs[(i / seeds) as usize];
@@ -140,15 +144,15 @@ impl Job {
     /// Runs the job: the command's rows, or a shard's raw records as the report's text.
     pub fn execute(&self, progress: Progress) -> Results {
         match self {
-            Job::Whole(cfg) => experiment::execute(cfg, progress),
-            Job::Shard { .. } => {
+            Invocation::Whole(cfg) => experiment::execute(cfg, progress),
+            Invocation::Shard { .. } => {
                 let mut text = Vec::new();
                 let mut results =
                     self.write_records(progress, &mut text).expect("writing to memory");
                 results.report.text = Some(String::from_utf8(text).expect("JSON is UTF-8"));
                 results
             }
-            Job::Merge { cfg, merged } => {
+            Invocation::Merge { cfg, merged } => {
                 let start = Instant::now();
                 let mut results =
                     experiment::plan::merge(cfg, merged).expect("checked when the merge was read");
@@ -159,16 +163,18 @@ impl Job {
     }
 }
 
-impl Job {
+impl Invocation {
     /// Runs a shard, writing its raw records to `out` as they are made (the report holds only
     /// the timing); an error writing `out` is returned once the tasks have run. Not a shard: runs
-    /// the job as [`Job::execute`] does, writing nothing.
+    /// the job as [`Invocation::execute`] does, writing nothing.
     pub fn write_records(
         &self,
         progress: Progress,
         out: &mut (dyn Write + Send),
     ) -> io::Result<Results> {
-        let Job::Shard { cfg, shard, argv } = self else { return Ok(self.execute(progress)) };
+        let Invocation::Shard { cfg, shard, argv } = self else {
+            return Ok(self.execute(progress));
+        };
         let start = Instant::now();
         let plan = Plan::of(cfg).expect("checked when the job was made");
         let events = records::write(cfg, &plan, *shard, argv, progress, out)?;

@@ -31,7 +31,7 @@ use xxhash_rust::xxh64::xxh64;
 
 use super::{Plan, Shard, plan_hash, run_shard, run_task};
 use crate::experiment::Config;
-use crate::experiment::{Progress, bins};
+use crate::experiment::{Cases, Progress, Queueing, bins};
 use crate::stats::RepStats;
 
 /// The lbsim version that writes and merges raw records.
@@ -225,7 +225,7 @@ pub(super) fn write(
         }
     };
     match plan {
-        Plan::Queueing { scenarios, runs, .. } => run_shard(
+        Plan::Queueing(Queueing { scenarios, runs, .. }) => run_shard(
             c,
             tasks,
             shard,
@@ -240,7 +240,7 @@ pub(super) fn write(
                 put(&text);
             },
         ),
-        Plan::Bins(cases) => run_shard(
+        Plan::Bins(Cases(cases)) => run_shard(
             c,
             tasks,
             shard,

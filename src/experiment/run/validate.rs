@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Point, PolicySpec, RunScenario, run_config};
+use super::{Point, PolicySpec, RunScenario, run_length_of};
 use crate::cli;
 use crate::error::{KeyError, ScenarioError, UsageError, bad, conflict, shown};
 use crate::experiment::Experiment;
@@ -51,10 +51,7 @@ pub(crate) fn config(
     seed_given: bool,
 ) -> Result<Experiment, UsageError> {
     use crate::scenario::Source;
-    let mut source = match &a.text {
-        Some(text) => Source::parse(&a.file.display().to_string(), text)?,
-        None => Source::read(&a.file)?,
-    };
+    let mut source = Source::given(&a.file, a.text.as_deref())?;
     check_set_keys(&a.set)?;
     for assignment in &a.set {
         source.set(assignment)?;
@@ -154,7 +151,7 @@ pub(crate) fn resolve_point(
         return Err(keyed(KeyError::new("info.subset", e)));
     }
     check_swrr(&policies.iter().map(|p| p.kind).collect::<Vec<_>>(), &spec.rates())?;
-    let mut run = run_config(&spec);
+    let mut run = run_length_of(&spec);
     run.quantiles = quantiles.to_vec();
     let (arrivals, service) = spec.workload(&source.dir).map_err(keyed)?;
     // A trace ends the run: measure what it holds after the warm-up, and say so when that is
