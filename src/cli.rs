@@ -258,7 +258,9 @@ Examples:
 pub struct LimitArgs {
     /// The limiter, NAME:key=value,...: token-bucket (rate, burst), leaky-bucket (rate, burst,
     /// nodelay), gcra (rate, burst), fixed-window, sliding-log, sliding-window (limit, window),
-    /// adaptive (k, window, queue_limit); any of them with instances, split, skew
+    /// adaptive (k, window, queue_limit); any of them with instances, split, skew; token-bucket
+    /// with instances and sync (quotas rebalanced every sync); any but adaptive with rtt (one
+    /// central limiter, each decision a round trip); composite only in a scenario file
     /// [default: none, which runs the chapter's claims]
     #[arg(long, allow_hyphen_values = true, value_name = "SPEC", value_parser = args::limiter)]
     pub limiter: Option<Limiter>,
@@ -340,7 +342,8 @@ pub struct ScenarioArgs {
     pub policies: Option<PolicyLabels>,
     /// A rate limiter in front of the balancer instead of the file's `[admission]`:
     /// NAME:key=value,... with NAME token-bucket, leaky-bucket, gcra, fixed-window, sliding-log,
-    /// sliding-window or adaptive (e.g. token-bucket:rate=80,burst=20); allows load >= 1
+    /// sliding-window or adaptive (e.g. token-bucket:rate=80,burst=20), with instances, sync or
+    /// rtt as in [admission] (a composite's layers only in the file); allows load >= 1
     /// [default: the file's, or none]
     #[arg(long, allow_hyphen_values = true, value_name = "SPEC", value_parser = args::admission)]
     pub admission: Option<Box<AdmissionSpec>>,

@@ -402,3 +402,199 @@ fn a_trace_replays_at_its_own_timestamps() {
     }
     assert_eq!(limit_cell(&trace, "max_in_window"), "198");
 }
+
+/// An `[admission]` table, resolved with its scopes.
+fn table(text: &str, keys: Option<&lbsim::workload::KeySpec>, clients: u32) -> Admission {
+    let spec: AdmissionSpec = toml::from_str(text).unwrap();
+    spec.resolve().and_then(|a| a.with_scopes(keys, clients)).unwrap()
+}
+
+/// What `adm` passes of `times`, and what each of its layers admitted.
+fn layered(adm: &Admission, times: &[f64]) -> (u64, Vec<u64>) {
+    let mut gate = Gate::new(adm, rng("composite", 0));
+    let passed = times.iter().filter(|&&t| gate.offer(t, true) == Decision::Admit).count();
+    (passed as u64, gate.composite.as_ref().unwrap().admitted.clone())
+}
+
+#[test]
+fn a_composite_passes_the_fewest_of_its_layers_and_refunds_nothing() {
+    // 128 a second for 10 s at k / 128 (exact in binary). A 64/s bucket of one token alone
+    // passes every other request (tokens 1, 0.5, 1, ...): 640. A window of 30 per second alone
+    // passes the first 30 of each second: 300.
+    let times: Vec<f64> = (0..1280).map(|k| f64::from(k) / 128.0).collect();
+    let bucket = "{ kind = \"token-bucket\", rate = 64.0, burst = 1.0 }";
+    let window = "{ kind = \"fixed-window\", limit = 30, window = 1.0 }";
+    let comp = |layers: &str| table(&format!("kind = \"composite\"\nlayers = [{layers}]"), None, 1);
+    assert_eq!(layered(&comp(bucket), &times), (640, vec![640]));
+    assert_eq!(layered(&comp(window), &times), (300, vec![300]));
+    // Bucket first: the window sees 64 a second, evenly, and passes 30 of them: min(640, 300).
+    assert_eq!(layered(&comp(&format!("{bucket}, {window}")), &times), (300, vec![640, 300]));
+    // Window first (§39.16's early return): the bucket sees the 30 the window passed, 1/128
+    // apart, and takes every other (15). The window spent its 30 all the same: with a refund
+    // it would pass more and the composite would pass 30 a second.
+    assert_eq!(layered(&comp(&format!("{window}, {bucket}")), &times), (150, vec![300, 150]));
+}
+
+#[test]
+fn a_per_key_layer_holds_each_key_to_its_own_rate() {
+    // Two equally likely keys at 20 a second each (40/s, exactly k / 40), a per-key bucket of
+    // 10/s and 5 tokens: each key passes at most 5 + 10 t, so over 100 s at most 2 x 1005, and
+    // at least 2 x 1000 - 2 x 5: a key's bucket at 20/s offered is full only at its start (5
+    // tokens) and holds fewer than 5 at the end. A global bucket of 10/s would pass 1005.
+    let keys = lbsim::workload::KeySpec {
+        count: lbsim::count::Count(2),
+        ..lbsim::workload::KeySpec::default()
+    };
+    let per_key = table(
+        "kind = \"composite\"\nlayers = [{ kind = \"token-bucket\", rate = 10.0, burst = 5.0, per = \"key\" }]",
+        Some(&keys),
+        1,
+    );
+    let times: Vec<f64> = (0..4000).map(|k| f64::from(k) / 40.0).collect();
+    let (passed, _) = layered(&per_key, &times);
+    assert!((1990..=2010).contains(&passed), "{passed}");
+    // Per client, between 2 clients drawn uniformly: the same counts, for the same reasons.
+    let per_client = table(
+        "kind = \"composite\"\nlayers = [{ kind = \"token-bucket\", rate = 10.0, burst = 5.0, per = \"client\" }]",
+        None,
+        2,
+    );
+    let (passed, _) = layered(&per_client, &times);
+    assert!((1990..=2010).contains(&passed), "{passed}");
+}
+
+#[test]
+fn synced_quotas_never_pass_more_than_the_rate_and_reach_it_under_skew() {
+    // 5 instances of a 500/s bucket (100 tokens each), 60% of Poisson 400/s on the first.
+    // Uncoordinated, it rejects about 0.6 x 400 - 100 = 140/s; synced every second, the
+    // quotas move to it within a few seconds and nearly everything passes.
+    let mut r = rng("sync", 0);
+    let times = Pattern::Poisson { rate: 400.0 }.times(200.0, &mut r);
+    let base = "token-bucket:rate=500,burst=500,instances=5,split=skewed,skew=0.6";
+    let loose = drive(&adm(base), &times, 0.0, 1.0, rng("sync coins", 0)).stats;
+    let synced =
+        drive(&adm(&format!("{base},sync=1")), &times, 0.0, 1.0, rng("sync coins", 0)).stats;
+    let rate = |s: &lbsim::admission::AdmissionStats| s.rejected as f64 / 200.0;
+    // 140/s with the Poisson sd of gateway 1's count over 200 s (1.1/s): within 5/s.
+    assert!((rate(&loose) - 140.0).abs() < 5.0, "{loose:?}");
+    // The fluid transient loses about 300 requests (140 + 92 + 54 + 23 in the first seconds,
+    // less the 100 tokens), plus its Poisson noise: under 1000 of the 80 000.
+    assert!(synced.rejected < 1000, "{synced:?}");
+    // Exact bound over the flood: the quotas always add up to 500/s, so at most 500 t plus the
+    // buckets' 5 x 100 tokens pass in [0, t] (1e-6 for the rounding of the quota sums).
+    let flood = Pattern::Poisson { rate: 2000.0 }.times(50.0, &mut r);
+    for period in [0.05, 1.0, 7.0] {
+        let text = format!("{base},sync={period}");
+        let s = drive(&adm(&text), &flood, 0.0, 1.0, rng("sync coins", 1)).stats;
+        let end = *flood.last().unwrap();
+        assert!(s.admitted as f64 <= 500.0 * end + 500.0 + 1e-6, "{text}: {s:?}");
+        // And the flood fills the limit: within 1% of 500 t.
+        assert!(s.admitted as f64 >= 0.99 * 500.0 * end, "{text}: {s:?}");
+    }
+}
+
+#[test]
+fn a_central_limiter_adds_exactly_its_round_trip_to_the_sojourn() {
+    // A bucket that never runs dry: nothing is rejected, and each request reaches the farm rtt
+    // after it arrives. Every dispatch and departure moves by rtt, so each sojourn grows by
+    // exactly rtt (up to the rounding of the times: 1e-9 relative on the mean).
+    let farm = |text: &str| Farm { admission: Some(adm(text)), ..Farm::homogeneous(20, 0.9) };
+    let run = run_length(1000, 20_000);
+    let plain = Farm::homogeneous(20, 0.9);
+    for policy in [PolicyKind::Random, PolicyKind::PnC(2), PolicyKind::Jsq] {
+        let rep = |f: Farm| run_replication(&Scenario::live(f, policy, 10.0), &run, 5, 0);
+        let none = rep(plain.clone());
+        let zero = rep(farm("token-bucket:rate=1e9,burst=1e9,rtt=0"));
+        let half = rep(farm("token-bucket:rate=1e9,burst=1e9,rtt=0.5"));
+        assert_eq!(half.admission.rejected, 0);
+        assert_eq!(half.admission.delayed, 20_000);
+        assert_eq!((none.requests, zero.requests, half.requests), (20_000, 20_000, 20_000));
+        assert!((zero.mean() - none.mean()).abs() <= 1e-9 * none.mean(), "{policy:?}");
+        let added = half.mean() - zero.mean();
+        assert!((added - 0.5).abs() <= 1e-9 * half.mean(), "{policy:?}: {added}");
+    }
+}
+
+#[test]
+fn composite_sync_and_rtt_refuse_bad_input_naming_the_key() {
+    let err = |text: &str| {
+        let spec: AdmissionSpec = toml::from_str(text).unwrap();
+        spec.resolve().and_then(|a| a.with_scopes(None, 1)).unwrap_err()
+    };
+    let tb = "{ kind = \"token-bucket\", rate = 1.0";
+    for (text, key, message) in [
+        ("kind = \"composite\"", "admission.layers", "missing"),
+        ("kind = \"composite\"\nlayers = []", "admission.layers", "at least one layer"),
+        (
+            &format!("kind = \"composite\"\nlayers = [{tb}, per = \"user\" }}]"),
+            "admission.layers[0].per",
+            "'user': expected \"global\", \"key\" or \"client\"",
+        ),
+        (
+            &format!("kind = \"composite\"\nlayers = [{tb} }}, {tb}, per = \"key\" }}]"),
+            "admission.layers[1].per",
+            "needs a [keys] table",
+        ),
+        (
+            &format!("kind = \"composite\"\nlayers = [{tb}, per = \"client\" }}]"),
+            "admission.layers[0].per",
+            "needs [info] clients >= 2, got 1",
+        ),
+        (
+            "kind = \"composite\"\nlayers = [{ kind = \"composite\", layers = [] }]",
+            "admission.layers[0].kind",
+            "a layer cannot be a composite",
+        ),
+        (
+            &format!("kind = \"composite\"\nlayers = [{tb}, sync = 1.0 }}]"),
+            "admission.layers[0].sync",
+            "applies to the whole",
+        ),
+        (
+            "kind = \"composite\"\nlayers = [{ kind = \"gcra\" }]",
+            "admission.layers[0].rate",
+            "missing",
+        ),
+        ("kind = \"token-bucket\"\nrate = 1.0\nper = \"key\"", "admission.per", "composite"),
+        (
+            "kind = \"token-bucket\"\nrate = 1.0\nlayers = []",
+            "admission.layers",
+            "applies to kind = \"composite\"",
+        ),
+        (
+            "kind = \"gcra\"\nrate = 1.0\ninstances = 2\nsync = 1.0",
+            "admission.sync",
+            "token-bucket",
+        ),
+        ("kind = \"token-bucket\"\nrate = 1.0\nsync = 1.0", "admission.sync", "instances >= 2"),
+        ("kind = \"token-bucket\"\nrate = 1.0\ninstances = 2\nsync = 0.0", "admission.sync", "> 0"),
+        (
+            "kind = \"token-bucket\"\nrate = 1.0\ninstances = 2\nrtt = 0.1",
+            "admission.rtt",
+            "one shared",
+        ),
+        ("kind = \"token-bucket\"\nrate = 1.0\nrtt = -1.0", "admission.rtt", ">= 0"),
+        ("kind = \"leaky-bucket\"\nrate = 1.0\nrtt = 0.1", "admission.rtt", "nodelay"),
+    ] {
+        let e = err(text);
+        assert_eq!(e.key, key, "{text}");
+        assert!(e.message.contains(message), "{text}: {}", e.message);
+    }
+    // The command line cannot write layers: a composite is for scenario files.
+    let out = lbsim(&["limit", "--limiter", "composite"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("admission.layers") && stderr.contains("scenario file"), "{stderr}");
+    // In a scenario, a per-key layer needs the file's [keys]; the message names the key.
+    let dir = crate::util::Dir::new("composite-keys");
+    let path = dir.file(
+        "c.toml",
+        "[arrivals]\nload = 1.5\n[admission]\nkind = \"composite\"\n\
+         layers = [{ kind = \"token-bucket\", rate = 1.0, per = \"key\" }]\n",
+    );
+    let out = lbsim(&["run", &path]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("admission.layers[0].per") && stderr.contains("[keys]"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}

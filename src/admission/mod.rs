@@ -13,11 +13,13 @@
 //! replication and counts [`AdmissionStats`].
 
 pub mod adaptive;
+pub mod composite;
 pub mod fixed_window;
 pub mod gcra;
 pub mod leaky_bucket;
 pub mod sliding_log;
 pub mod sliding_window;
+pub mod sync;
 pub mod token_bucket;
 
 use std::collections::VecDeque;
@@ -31,15 +33,18 @@ use crate::output::table::format_number;
 use crate::rng::SimRng;
 
 pub use adaptive::Adaptive;
+pub use composite::{Composite, Layer, Per, PerName};
 pub use fixed_window::FixedWindow;
 pub use gcra::Gcra;
 pub use leaky_bucket::{LeakyBucket, Verdict};
 pub use sliding_log::SlidingLog;
 pub use sliding_window::SlidingWindow;
+pub use sync::QuotaSync;
 pub use token_bucket::TokenBucket;
 
-/// The limiter names, as `--admission NAME:...` and `[admission] kind` take them.
-pub const KINDS: [&str; 7] = [
+/// The limiter names, as `--admission NAME:...` and `[admission] kind` take them
+/// (`composite` only in a scenario file: its `layers` are a list of tables).
+pub const KINDS: [&str; 8] = [
     "token-bucket",
     "leaky-bucket",
     "gcra",
@@ -47,6 +52,7 @@ pub const KINDS: [&str; 7] = [
     "sliding-log",
     "sliding-window",
     "adaptive",
+    "composite",
 ];
 
 /// A limiter by its name (one of [`KINDS`], in that order).
@@ -66,13 +72,24 @@ pub enum LimiterName {
     SlidingWindow,
     /// `adaptive`.
     Adaptive,
+    /// `composite`: layers a request must all pass (§39.16, §39.21).
+    Composite,
 }
 
 impl LimiterName {
     /// Every limiter, in the order of [`KINDS`].
-    pub const ALL: [LimiterName; 7] = {
+    pub const ALL: [LimiterName; 8] = {
         use LimiterName::*;
-        [TokenBucket, LeakyBucket, Gcra, FixedWindow, SlidingLog, SlidingWindow, Adaptive]
+        [
+            TokenBucket,
+            LeakyBucket,
+            Gcra,
+            FixedWindow,
+            SlidingLog,
+            SlidingWindow,
+            Adaptive,
+            Composite,
+        ]
     };
 }
 
@@ -156,6 +173,19 @@ pub struct AdmissionSpec {
     /// The window of `max_in_window` (default: `window` for window limiters, else 1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub period: Option<f64>,
+    /// composite: the layers, each a limiter with its `per`, checked in order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layers: Option<Vec<AdmissionSpec>>,
+    /// A layer of a composite: one limiter for all (`global`, the default), one per key of
+    /// `[keys]` (`key`) or one per client (`client`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per: Option<Named<PerName>>,
+    /// With `instances`: the period of the quotas' rebalancing (§39.17 scheme 3; token-bucket).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync: Option<f64>,
+    /// A central limiter: the round trip each decision costs (§39.17 scheme 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<f64>,
 }
 
 /// A limiter's kind and parameters, validated.
@@ -215,6 +245,8 @@ pub enum Kind {
         /// Server-side rejection threshold.
         queue_limit: u32,
     },
+    /// [`Composite`]: the layers are [`Admission::layers`].
+    Composite,
 }
 
 /// How requests spread over the instances.
@@ -228,17 +260,36 @@ pub enum Split {
 }
 
 /// A validated admission stage.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Admission {
     /// The limiter (the whole rate, burst or limit, before the split into instances).
     #[serde(flatten)]
     pub kind: Kind,
-    /// Uncoordinated instances, each with a 1/N share.
+    /// Instances, each with a 1/N share: uncoordinated, or rebalanced every `sync`.
     pub instances: u32,
     /// How requests spread over them.
     pub split: Split,
     /// The window of `max_in_window`.
     pub period: f64,
+    /// [`Kind::Composite`]'s layers, in the order a request is checked (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<Layer>,
+    /// The period at which the instances' quotas are rebalanced ([`QuotaSync`]); none:
+    /// uncoordinated instances.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync: Option<f64>,
+    /// A central limiter's round trip: every admitted request reaches the balancer this much
+    /// later (none: a local limiter, no cost).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<f64>,
+    /// The request keys a `per = "key"` layer draws from (`[keys]`), set by
+    /// [`Admission::with_scopes`].
+    #[serde(skip)]
+    pub keys: Option<crate::workload::KeySpec>,
+    /// The clients a `per = "client"` layer tells apart (`[info] clients`), set by
+    /// [`Admission::with_scopes`] (default 1).
+    #[serde(skip)]
+    pub clients: u32,
 }
 
 /// `message` about `admission.KEY`.
@@ -290,11 +341,31 @@ impl AdmissionSpec {
     /// Checks the keys against the kind and fills in the defaults.
     pub fn resolve(&self) -> Result<Admission, KeyError> {
         let kind = self.kind()?;
+        if self.per.is_some() {
+            return Err(refused("per", "applies to a layer of kind = \"composite\""));
+        }
+        let layers = match kind {
+            Kind::Composite => self.layers()?,
+            _ if self.layers.is_some() => {
+                return Err(refused("layers", "applies to kind = \"composite\""));
+            }
+            _ => Vec::new(),
+        };
         let instances = self.instances.unwrap_or(1);
         if !(1..=10_000).contains(&instances) {
             return Err(refused("instances", format!("expected 1 to 10000, got {instances}")));
         }
         let split = self.split(instances)?;
+        if kind == Kind::Composite
+            && let Some(key) =
+                [("instances", self.instances), ("split", self.split.as_ref().map(|_| 1))]
+                    .iter()
+                    .find_map(|(key, v)| v.map(|_| *key))
+        {
+            return Err(refused(key, "does not apply to kind = \"composite\" (one set of layers)"));
+        }
+        let sync = self.sync(kind, instances)?;
+        let rtt = self.rtt(kind, instances)?;
         let window = match kind {
             Kind::FixedWindow { window, .. }
             | Kind::SlidingLog { window, .. }
@@ -302,7 +373,108 @@ impl AdmissionSpec {
             _ => 1.0,
         };
         let period = positive("period", self.period, Some(window))?;
-        Ok(Admission { kind, instances, split, period })
+        Ok(Admission { kind, instances, split, period, layers, sync, rtt, keys: None, clients: 1 })
+    }
+
+    /// A composite's layers, each a limiter that decides at once and its `per`; refusals name
+    /// `admission.layers[i].KEY`.
+    fn layers(&self) -> Result<Vec<Layer>, KeyError> {
+        let layers = match &self.layers {
+            None => {
+                return Err(refused(
+                    "layers",
+                    "missing (a composite needs its layers: a list of tables, written in a scenario file)",
+                ));
+            }
+            Some(l) if l.is_empty() => {
+                return Err(refused("layers", "expected at least one layer, got an empty list"));
+            }
+            Some(l) => l,
+        };
+        let mut out = Vec::with_capacity(layers.len());
+        for (i, layer) in layers.iter().enumerate() {
+            let at = |e: KeyError| {
+                let key = e.key.replacen("admission.", &format!("admission.layers[{i}]."), 1);
+                KeyError::new(key, e.message)
+            };
+            let own = |key: &str, message: &str| at(refused(key, message));
+            let kind = layer.kind().map_err(at)?;
+            match kind {
+                Kind::Composite => return Err(own("kind", "a layer cannot be a composite")),
+                Kind::Adaptive { .. } => {
+                    return Err(own(
+                        "kind",
+                        "a layer decides at once; \"adaptive\" waits for the servers",
+                    ));
+                }
+                Kind::LeakyBucket { nodelay: false, .. } => {
+                    return Err(own(
+                        "nodelay",
+                        "a layer decides at once: a leaky bucket needs nodelay = true",
+                    ));
+                }
+                _ => {}
+            }
+            let whole = [
+                ("layers", layer.layers.is_some()),
+                ("instances", layer.instances.is_some()),
+                ("split", layer.split.is_some()),
+                ("skew", layer.skew.is_some()),
+                ("period", layer.period.is_some()),
+                ("sync", layer.sync.is_some()),
+                ("rtt", layer.rtt.is_some()),
+            ];
+            if let Some((key, _)) = whole.iter().find(|(_, given)| *given) {
+                return Err(own(key, "applies to the whole [admission], not to a layer"));
+            }
+            let per = match layer.per.as_ref().map_or(Ok(PerName::Global), Named::get) {
+                Ok(PerName::Global) => Per::Global,
+                Ok(PerName::Key) => Per::Key,
+                Ok(PerName::Client) => Per::Client,
+                Err(other) => {
+                    let message = format!("'{other}': expected \"global\", \"key\" or \"client\"");
+                    return Err(at(refused("per", message)));
+                }
+            };
+            out.push(Layer { kind, per });
+        }
+        Ok(out)
+    }
+
+    /// `sync`: a token bucket's instances rebalanced every `sync`.
+    fn sync(&self, kind: Kind, instances: u32) -> Result<Option<f64>, KeyError> {
+        let Some(sync) = self.sync else { return Ok(None) };
+        let sync = positive("sync", Some(sync), None)?;
+        if !matches!(kind, Kind::TokenBucket { .. }) {
+            return Err(refused(
+                "sync",
+                "applies to kind = \"token-bucket\" (its rate is the quota)",
+            ));
+        }
+        if instances < 2 {
+            return Err(refused("sync", "needs instances >= 2 (quotas to rebalance)"));
+        }
+        Ok(Some(sync))
+    }
+
+    /// `rtt`: one central limiter whose every decision takes a round trip.
+    fn rtt(&self, kind: Kind, instances: u32) -> Result<Option<f64>, KeyError> {
+        let Some(rtt) = self.rtt else { return Ok(None) };
+        let rtt = non_negative("rtt", Some(rtt), 0.0)?;
+        if instances > 1 {
+            return Err(refused("rtt", "a central limiter is one shared instance: drop instances"));
+        }
+        match kind {
+            Kind::Adaptive { .. } => Err(refused(
+                "rtt",
+                "does not apply to kind = \"adaptive\" (a client-side throttle)",
+            )),
+            Kind::LeakyBucket { nodelay: false, .. } => Err(refused(
+                "rtt",
+                "a central leaky bucket must decide at once: set nodelay = true",
+            )),
+            _ => Ok(Some(rtt)),
+        }
     }
 
     /// The limiter of `kind`, with its own keys checked and the others refused.
@@ -391,6 +563,18 @@ impl AdmissionSpec {
                 }
                 Kind::Adaptive { k, window, queue_limit }
             }
+            L::Composite => {
+                unused(&[
+                    ("rate", self.rate.is_some()),
+                    ("burst", self.burst.is_some()),
+                    ("nodelay", self.nodelay.is_some()),
+                    ("limit", self.limit.is_some()),
+                    ("window", self.window.is_some()),
+                    ("k", self.k.is_some()),
+                    ("queue_limit", self.queue_limit.is_some()),
+                ])?;
+                Kind::Composite
+            }
         })
     }
 
@@ -418,6 +602,39 @@ impl AdmissionSpec {
                 ));
             }
         })
+    }
+}
+
+impl Admission {
+    /// The admission with what its `per = "key"` and `per = "client"` layers tell apart: the
+    /// keys of `[keys]` (if the scenario has that table) and the `[info] clients`. Refuses a
+    /// layer whose scope is missing, naming `admission.layers[i].per`.
+    pub fn with_scopes(
+        mut self,
+        keys: Option<&crate::workload::KeySpec>,
+        clients: u32,
+    ) -> Result<Admission, KeyError> {
+        for (i, layer) in self.layers.iter().enumerate() {
+            let key = format!("admission.layers[{i}].per");
+            match layer.per {
+                Per::Key if keys.is_none() => {
+                    return Err(KeyError::new(
+                        key,
+                        "\"key\" needs a [keys] table (the keys' count and popularity)",
+                    ));
+                }
+                Per::Client if clients < 2 => {
+                    return Err(KeyError::new(
+                        key,
+                        format!("\"client\" needs [info] clients >= 2, got {clients}"),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        self.keys = keys.cloned();
+        self.clients = clients;
+        Ok(self)
     }
 }
 
@@ -474,6 +691,7 @@ impl Limiter {
                 Limiter::SlidingWindow(SlidingWindow::new(part(limit), window))
             }
             Kind::Adaptive { k, window, .. } => Limiter::Adaptive(Adaptive::new(k, window)),
+            Kind::Composite => unreachable!("a composite is its layers' limiters"),
         }
     }
 
@@ -511,7 +729,8 @@ pub struct AdmissionStats {
     pub rejected: u64,
     /// The most requests passed in any window of the admission's period.
     pub max_in_window: u64,
-    /// Requests delayed by the limiter (leaky-bucket without `nodelay`).
+    /// Requests delayed by the limiter (leaky-bucket without `nodelay`; every admitted one
+    /// under a central limiter's `rtt`).
     pub delayed: u64,
 }
 
@@ -555,7 +774,9 @@ impl WindowMax {
     }
 }
 
-/// An admission stage at work in one replication: the instances, their split, and the counts.
+/// An admission stage at work in one replication: the instances, their split, and the counts;
+/// a composite's layers, the instances' quota sync and a central limiter's round trip when the
+/// admission has them (absent otherwise: the branches on them are never taken).
 #[derive(Debug, Clone)]
 pub struct Gate {
     instances: Vec<Limiter>,
@@ -567,14 +788,32 @@ pub struct Gate {
     window: WindowMax,
     /// The counts so far.
     pub stats: AdmissionStats,
+    /// A composite's layers (`kind = "composite"`).
+    pub composite: Option<Box<Composite>>,
+    /// The instances' quotas (`sync`).
+    pub sync: Option<Box<QuotaSync>>,
+    rtt: Option<f64>,
 }
 
 impl Gate {
-    /// `adm` at time 0, drawing its coins (the split, the adaptive throttle) from `rng`.
-    pub fn new(adm: &Admission, rng: SimRng) -> Gate {
+    /// `adm` at time 0, drawing its coins (the split, the adaptive throttle, a composite's
+    /// keys and clients) from `rng`.
+    pub fn new(adm: &Admission, mut rng: SimRng) -> Gate {
         let n = adm.instances;
+        let composite = (adm.kind == Kind::Composite).then(|| {
+            Box::new(Composite::new(&adm.layers, adm.keys.as_ref(), adm.clients, &mut rng))
+        });
+        let sync = match (adm.kind, adm.sync) {
+            (Kind::TokenBucket { rate, .. }, Some(period)) => {
+                Some(Box::new(QuotaSync::new(rate, n, period)))
+            }
+            _ => None,
+        };
         Gate {
-            instances: (0..n).map(|_| Limiter::new(adm.kind, n)).collect(),
+            instances: match adm.kind {
+                Kind::Composite => Vec::new(),
+                kind => (0..n).map(|_| Limiter::new(kind, n)).collect(),
+            },
             split: adm.split,
             queue_limit: match adm.kind {
                 Kind::Adaptive { queue_limit, .. } => Some(queue_limit),
@@ -584,6 +823,9 @@ impl Gate {
             rng,
             window: WindowMax::new(adm.period),
             stats: AdmissionStats::default(),
+            composite,
+            sync,
+            rtt: adm.rtt,
         }
     }
 
@@ -602,14 +844,36 @@ impl Gate {
         i.min(n - 1)
     }
 
-    /// A request at `t`; `measured` says whether it counts.
-    pub fn offer(&mut self, t: f64, measured: bool) -> Decision {
+    /// The limiters' decision on a request at `t`.
+    #[inline]
+    fn decide(&mut self, t: f64) -> Decision {
+        if let Some(c) = &mut self.composite {
+            return c.offer(t, &mut self.rng);
+        }
+        if let Some(s) = &mut self.sync {
+            s.catch_up(t, &mut self.instances);
+        }
         self.last = self.pick();
         let u = match self.instances[self.last] {
             Limiter::Adaptive(_) => self.rng.random(),
             _ => 0.0,
         };
         let d = self.instances[self.last].offer(t, u);
+        if let Some(s) = &mut self.sync
+            && d == Decision::Admit
+        {
+            s.passed(self.last);
+        }
+        d
+    }
+
+    /// A request at `t`; `measured` says whether it counts. A central limiter's admitted
+    /// request is let through one round trip later.
+    pub fn offer(&mut self, t: f64, measured: bool) -> Decision {
+        let d = match (self.decide(t), self.rtt) {
+            (Decision::Admit, Some(rtt)) => Decision::Delay(t + rtt),
+            (d, _) => d,
+        };
         if measured {
             self.stats.offered += 1;
             match d {

@@ -127,9 +127,9 @@ impl On {
         clients: u32,
         len: RunLength,
     ) -> Self {
-        let gate = farm.admission.map(|adm| {
+        let gate = farm.admission.as_ref().map(|adm| {
             use rand::Rng;
-            Gate::new(&adm, StreamKey::new(workload.clone().next_u64(), "admission").rng())
+            Gate::new(adm, StreamKey::new(workload.clone().next_u64(), "admission").rng())
         });
         let n = farm.rates.len();
         // The lifecycle's streams are seeded like the admission stage's, under their own names.

@@ -58,7 +58,7 @@ impl Command for Limit {
         };
         let cfg = LimitConfig {
             limiter: a.limiter.as_ref().map(|l| l.given.clone()),
-            admission: a.limiter.as_ref().map(|l| l.admission),
+            admission: a.limiter.as_ref().map(|l| l.admission.clone()),
             pattern: pattern.given,
             arrivals: pattern.pattern,
             duration: a.duration.unwrap_or(100.0),

@@ -179,7 +179,10 @@ impl Point {
             slots: self.spec.farm.slots,
             discipline: self.spec.farm.discipline,
             events: self.spec.rate_changes(),
-            admission: self.spec.admission.as_ref().map(|a| a.resolve().expect("validated")),
+            admission: self.spec.admission.as_ref().map(|a| {
+                let a = a.resolve().expect("validated");
+                a.with_scopes(Some(&self.spec.keys), self.spec.info.clients).expect("validated")
+            }),
             lifecycle: self.spec.lifecycle().map(Box::new),
             classes: self.classes.clone(),
         };

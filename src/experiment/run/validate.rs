@@ -144,6 +144,11 @@ pub(crate) fn resolve_point(
         }
     }
     check_hash_policies(&policies, servers).map_err(keyed)?;
+    if let Some(a) = &spec.admission {
+        // A composite's per-key layers need the file's [keys], its per-client ones clients.
+        let keys = source.table.contains_key("keys").then_some(&spec.keys);
+        a.resolve().and_then(|a| a.with_scopes(keys, spec.info.clients)).map_err(keyed)?;
+    }
     if spec.info.subset.is_some()
         && let Some(p) = policies.iter().find(|p| p.kind == PolicyKind::Aperture)
     {
