@@ -9,7 +9,8 @@
 //!   policy is run `RUNS` times (replications 0, 1, ...) after one untimed run; the median is
 //!   printed with the min and max.
 //! - **Baseline.** `baseline::p2c` computes the same p2c replication as a plain loop over arrivals
-//!   (per-server FIFOs of departure times, no event list), from the same random streams. Engine and
+//!   (per-server FIFOs of departure times, no event list), from the same random streams, at
+//!   n = 100 and n = 100,000 (the warm-up scaled with n as below), one ratio each. Engine and
 //!   baseline runs alternate, and the ratio is the median of the per-pair ratios, so a change in
 //!   machine speed during the run does not bias it. Before timing, the bench checks that both give
 //!   the same number of measured requests, the same p99 and the same mean (up to summation order).
@@ -35,6 +36,8 @@ use lbsim::policy::PolicyKind;
 
 const SEED: u64 = 1;
 const LOAD: f64 = 0.9;
+/// The farm sizes at which the p2c engine is timed against the baseline loop.
+const BASELINE_SIZES: [usize; 2] = [100, 100_000];
 const POLICIES: [&str; 7] = ["random", "rr", "p2c", "p2c-repl", "p3c", "jsq", "p2c-pewma"];
 
 struct Settings {
@@ -140,7 +143,20 @@ fn throughput(s: &Settings) {
         println!("{policy:<10} {m:>12.4e} {lo:>12.4e} {hi:>12.4e} {:>9.1}", 1e9 / m);
     }
 
-    println!("\np2c engine against the baseline loop (alternating runs, same replications)");
+    for n in BASELINE_SIZES {
+        against_baseline(s, n);
+    }
+}
+
+/// The p2c engine against the baseline loop at `n` servers: alternating runs of the same
+/// replications, the ratio the median of the per-pair ratios.
+fn against_baseline(s: &Settings, n: usize) {
+    let run = run_config(n, s.requests);
+    println!(
+        "\np2c engine against the baseline loop, n = {n}, {} warm-up + {} measured requests \
+         (alternating runs, same replications)",
+        run.warmup, run.requests
+    );
     let sc = scenario("p2c", n);
     time_baseline(n, &run, s.runs);
     let (mut eng, mut base, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
@@ -240,7 +256,9 @@ fn main() {
     let sections: Vec<&str> =
         args.iter().map(String::as_str).filter(|a| !a.starts_with('-')).collect();
     let wanted = |name| sections.is_empty() || sections.contains(&name);
-    check_baseline_matches_engine(100, &run_config(100, 200_000));
+    for n in BASELINE_SIZES {
+        check_baseline_matches_engine(n, &run_config(n, 200_000));
+    }
     let clock = if thread_cpu_seconds().is_some() { "thread CPU time" } else { "wall time" };
     println!("times are {clock}");
     if wanted("throughput") {
