@@ -230,7 +230,7 @@ fn command(merge: &Cli, args: &MergeArgs, m: &Manifest, name: &str) -> Result<Co
                 return Err(UsageError::Conflict {
                     option: "--plot".into(),
                     rule: format!(
-                        "draws the figure of fixed, stale, homo, hetero and run (with --series: the series) only; {name} holds shards of `lbsim {}`",
+                        "draws the figure of fixed, stale, homo, hetero and run only; {name} holds shards of `lbsim {}`",
                         shown(&m.command.join(" "))
                     ),
                 });
