@@ -276,6 +276,11 @@ pub struct LimitArgs {
     /// Rate of the backend the adaptive throttle talks to [default: 100]
     #[arg(long, allow_hyphen_values = true, value_name = "RATE", value_parser = args::capacity)]
     pub capacity: Option<f64>,
+    /// With --limiter: also draw what it did with the requests (offered, admitted, rejected,
+    /// delayed, summed over the replications) as an SVG figure into FILE, written as --out
+    /// writes; the claims (no --limiter) draw none [default: no figure]
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 const SUBSET_EXAMPLES: &str = "\

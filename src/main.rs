@@ -327,7 +327,7 @@ fn report(a: &lbsim::cli::ReportArgs, g: &lbsim::cli::Global) -> ExitCode {
     let page = report::page(&contents);
     let code = write_all(vec![("report", out, Body::Bytes(page.into_bytes()))]);
     if code == ExitCode::SUCCESS {
-        let figures = contents.sections.iter().filter(|s| s.figure.is_some()).count();
+        let figures = contents.sections.iter().map(|s| s.figures.len()).sum::<usize>();
         println!(
             "{}: {} tables, {figures} figures, {} comparisons ({})",
             index.display(),

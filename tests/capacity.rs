@@ -161,4 +161,12 @@ fn capacity_refuses_bad_input_with_one_line() {
     let everywhere = &rows(&file, &["--target", "p50=1e6", "--policies", "jsq"])[0];
     let note = everywhere["note"].as_str().unwrap();
     assert!(note.contains("holds everywhere in [0.01, 0.99]"), "{note}");
+    // It is a finding of the simulation, not bad input: status 0, the row on stdout and one
+    // line on stderr that names the range.
+    let out = lbsim(&["capacity", &file, "--target", "mean=0.5", "-q", "--format", "csv"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("warning: ") && err.contains("holds nowhere in [0.01, 0.99]"), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2, "the header and the row");
 }

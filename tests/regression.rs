@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use lbsim::article::{Artifact, COMMANDS, Ran, first_differences, summary};
+use lbsim::article::{Artifact, COMMANDS, Ran, SUMMARY_FIGURES, first_differences, summary};
 
 /// Each reproduced command, run once for the whole test binary: the per-artefact tests and the
 /// summary's test share them, so the suite runs every command once, in parallel.
@@ -99,6 +99,29 @@ fn regenerated_summary_matches_the_committed_one() {
     matches_committed(&summary(&all));
 }
 
+#[test]
+fn every_command_that_draws_a_figure_has_it_in_results() {
+    // The commands whose rows draw no figure: the balls-into-bins and hashing tables, the
+    // smoothness trace and the limiter claims. Every other command's figure is its `--plot`,
+    // committed as STEM.svg and compared by its `regenerated_*` test with its CSV.
+    let none = ["bins", "swrr", "swrr_trace", "subset", "subset_sweep", "hash", "limit"];
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+    for (stem, _) in COMMANDS {
+        let drawn = ran(stem).files().iter().any(|(name, _)| *name == format!("{stem}.svg"));
+        assert_eq!(drawn, !none.contains(&stem), "{stem}");
+        assert_eq!(dir.join(format!("{stem}.svg")).exists(), drawn, "results/{stem}.svg");
+    }
+    // The summary's own figures sit beside them under names no command takes.
+    for (file, _) in SUMMARY_FIGURES {
+        assert!(dir.join(file).exists(), "results/{file}");
+    }
+    let svgs = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "svg"))
+        .count();
+    assert_eq!(svgs, COMMANDS.len() - none.len() + SUMMARY_FIGURES.len(), "no stray figure");
+}
+
 /// The text of every `<text>` element of an SVG document, trimmed.
 fn svg_texts(doc: &roxmltree::Document) -> Vec<String> {
     doc.descendants()
@@ -156,8 +179,8 @@ fn committed_figures_are_well_formed_svg() {
 #[test]
 fn the_retry_storm_figure_draws_one_goodput_line_per_row() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
-    let svg = std::fs::read_to_string(dir.join("retry_storm.svg")).unwrap();
-    let doc = roxmltree::Document::parse(&svg).expect("retry_storm.svg is XML");
+    let svg = std::fs::read_to_string(dir.join("retry_storm_goodput.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("retry_storm_goodput.svg is XML");
     let texts = svg_texts(&doc);
     for row in ["load 0.7, budget 0.0", "load 0.7, budget 0.2", "load 0.8, budget 0.0"] {
         assert!(texts.iter().any(|t| t == row), "legend for {row}: {texts:?}");

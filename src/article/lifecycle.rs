@@ -98,7 +98,7 @@ pub(super) fn lifecycle_section(ran: &[&Ran]) -> (String, String) {
     let _ = writeln!(
         text,
         "retry_storm: 100 servers at half speed from t = {} to t = {}; a timeout of 10, 2 retries\n\
-         at once, no cancelling, queue limit 20. Goodput per 10-unit window: retry_storm.svg.",
+         at once, no cancelling, queue limit 20. Goodput per 10-unit window: retry_storm_goodput.svg.",
         f(DIP[0]),
         f(DIP[1])
     );

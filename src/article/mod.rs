@@ -13,7 +13,7 @@ mod slow_backend;
 use crate::cli::Cli;
 use crate::error::UsageError;
 use crate::experiment::Config;
-use crate::experiment::{self, Progress, Results, Rows};
+use crate::experiment::{self, Progress, Results};
 use crate::options;
 use crate::output::{Csv, Exporter, Report, Table};
 
@@ -63,6 +63,12 @@ pub const COMMANDS: [(&str, &str); 23] = [
     ),
     ("failover_outlier", "lbsim run examples/scenarios/failover-outlier.toml"),
 ];
+
+/// The figures made from several commands together ([`summary`]), each beside the command whose
+/// section it belongs to: its file in `results/` and that command's stem. Their names are not
+/// `STEM.svg` for any stem of [`COMMANDS`], which names the command's own figure.
+pub const SUMMARY_FIGURES: [(&str, &str); 2] =
+    [("slow_backend_share.svg", "slow_backend"), ("retry_storm_goodput.svg", "retry_storm")];
 
 /// A generated file: its name inside `results/` and its bytes.
 pub type Artifact = (String, Vec<u8>);
@@ -124,12 +130,11 @@ impl Ran {
         Ok(Ran { stem, line, results: run_command(line, threads, progress)? })
     }
 
-    /// The command's own files: its CSV, and the article's figure for `fixed` and `stale` (the
-    /// other commands draw theirs only when `--plot` asks).
+    /// The command's own files: its CSV and, for a command that draws one, its figure
+    /// (`STEM.svg`, what its `--plot` draws).
     pub fn files(&self) -> Vec<Artifact> {
         let mut files = vec![(format!("{}.csv", self.stem), Csv.serialize(&self.results.report))];
-        let article = matches!(self.results.rows, Rows::Fixed(_) | Rows::Stale(_));
-        if let Some(svg) = self.results.rows.figure().filter(|_| article) {
+        if let Some(svg) = self.results.rows.figure() {
             files.push((format!("{}.svg", self.stem), svg.into_bytes()));
         }
         files
@@ -149,7 +154,7 @@ pub fn generate(threads: Option<usize>, progress: Progress) -> Result<Vec<Artifa
 }
 
 /// The files made from every command together: `results.txt` (each command's table, then the
-/// article, the closed forms and the books beside lbsim) and the slow-backend figure. `ran` holds
+/// article, the closed forms and the books beside lbsim) and the [`SUMMARY_FIGURES`]. `ran` holds
 /// every command of [`COMMANDS`], in their order.
 pub fn summary(ran: &[&Ran]) -> Vec<Artifact> {
     let mut files = Vec::new();
@@ -194,14 +199,14 @@ pub fn summary(ran: &[&Ran]) -> Vec<Artifact> {
     // ----- the slow-backend experiment -----
     let (section, svg) = slow_backend_section(ran);
     text += &section;
-    files.push(("slow_backend.svg".to_string(), svg.into_bytes()));
+    files.push((SUMMARY_FIGURES[0].0.to_string(), svg.into_bytes()));
     // ----- the request lifecycle -----
     for r in &late {
         text += &command_table(r);
     }
     let (section, svg) = lifecycle_section(ran);
     text += &section;
-    files.push(("retry_storm.svg".to_string(), svg.into_bytes()));
+    files.push((SUMMARY_FIGURES[1].0.to_string(), svg.into_bytes()));
     files.push(("results.txt".to_string(), text.into_bytes()));
     files
 }
@@ -241,6 +246,14 @@ pub fn first_differences(expected: &[u8], got: &[u8], max: usize) -> Vec<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_summary_figures_cannot_take_a_command_figure_s_name() {
+        for (file, stem) in SUMMARY_FIGURES {
+            assert!(COMMANDS.iter().any(|(s, _)| *s == stem), "{stem} is a command");
+            assert!(COMMANDS.iter().all(|(s, _)| file != format!("{s}.svg")), "{file}");
+        }
+    }
 
     #[test]
     fn differences_name_the_line_and_both_versions() {

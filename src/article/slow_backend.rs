@@ -91,7 +91,7 @@ pub(super) fn slow_backend_section(ran: &[&Ran]) -> (String, String) {
              16 clients, each knowing only its own requests in flight and learning only from its own\n\
              responses, its servers' reports and its own probes; the others are one balancer.\n\
              c3 ranks the servers and limits its rate to each (cubic rate control, a backlog at the\n\
-             client); c3:rate_control=false ranks only. Figure: slow_backend.svg.\n";
+             client); c3:rate_control=false ranks only. Figure: slow_backend_share.svg.\n";
     text += &String::from_utf8(Table.serialize(&Report::new("slow", &(), &lines))).expect("UTF-8");
     let fastest = adapt.iter().filter_map(|a| a.adapt).fold(f64::INFINITY, f64::min);
     if fastest.is_finite() {

@@ -32,7 +32,7 @@ pub struct Common {
     /// Output file (`None`: stdout).
     #[serde(skip)]
     pub out: Option<PathBuf>,
-    /// SVG figure file (`fixed` and `stale` only; `-`: stdout).
+    /// SVG figure file (the commands that draw one; `-`: stdout).
     #[serde(skip)]
     pub plot: Option<PathBuf>,
 }

@@ -23,9 +23,9 @@ use crate::cli::Global;
 use crate::cli::LimitArgs;
 use crate::error::{UsageError, conflict, shown, too_large};
 use crate::limits;
-use crate::output::Report;
 use crate::output::dest::check_inputs_kept;
 use crate::output::table::format_number;
+use crate::output::{Report, plot};
 use crate::rng::{SimRng, StreamKey};
 pub use crate::workload::Pattern;
 
@@ -37,7 +37,13 @@ impl Command for Limit {
     type Config = LimitConfig;
     type Rows = LimitRows;
 
+    fn plot(a: &LimitArgs) -> Option<std::path::PathBuf> {
+        a.plot.clone()
+    }
+
     /// Validates `lbsim limit`: a limiter, its pattern, duration and capacity (or the claims).
+    /// `--plot` needs a limiter: the claims are statements of different kinds and units, with
+    /// no common axis to draw them on.
     fn config(a: &LimitArgs, common: &mut Common, _: &Global) -> Result<Experiment, UsageError> {
         if a.limiter.is_none() {
             let given = [
@@ -49,6 +55,13 @@ impl Command for Limit {
                 return Err(conflict(
                     option,
                     "needs --limiter (without one, limit runs the chapter's claims)",
+                ));
+            }
+            if a.plot.is_some() {
+                return Err(conflict(
+                    "--plot",
+                    "needs --limiter: the chapter's claims (limit without one) are a table of \
+                     statements in different units, with no figure",
                 ));
             }
         }
@@ -70,6 +83,30 @@ impl Command for Limit {
         }
         check_limit_size(&cfg, common.seeds)?;
         Ok(Experiment::Limit(cfg))
+    }
+
+    /// With a limiter, its counts as bars ([`Limit::columns`]); the claims draw none.
+    fn figure(rows: &LimitRows) -> Option<String> {
+        match rows {
+            LimitRows::One(rows) => rows.first().map(Limit::columns),
+            LimitRows::Claims(_) => None,
+        }
+    }
+}
+
+impl Limit {
+    /// The figure of one limiter's row: the requests offered, admitted, rejected and delayed,
+    /// summed over the replications, as bars.
+    fn columns(r: &LimitRow) -> String {
+        let counts = [
+            ("offered", r.offered as f64),
+            ("admitted", r.admitted as f64),
+            ("rejected", r.rejected as f64),
+            ("delayed", r.delayed as f64),
+        ];
+        let caption = format!("{} against {}", r.limiter, r.pattern);
+        let y = format!("requests (over {} replications)", r.seeds);
+        plot::columns(&caption, &y, &counts)
     }
 }
 

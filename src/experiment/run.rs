@@ -55,9 +55,14 @@ impl Command for Run {
         a.plot.clone()
     }
 
-    /// Mean and p99 against the first sweep key (the other keys name the lines with the
-    /// policy), or bars per policy when the file sweeps nothing or the key is not a number.
+    /// With `--series`, the p99 sojourn per window against time, one line per row
+    /// ([`series_figure`]). Otherwise mean and p99 against the first sweep key (the other keys
+    /// name the lines with the policy), or bars per policy when the file sweeps nothing or the
+    /// key is not a number.
     fn figure(rows: &Vec<RunRow>) -> Option<String> {
+        if rows.iter().any(|r| r.series.is_some()) {
+            return Some(series_figure(rows));
+        }
         let first = rows.first().and_then(|r| r.keys.keys().next().cloned());
         let numeric = rows.iter().all(|r| r.keys.values().next().is_some_and(Value::is_number));
         let x_key = first.filter(|_| numeric);
@@ -585,6 +590,30 @@ fn row(point: &Point, p: &PolicySpec, o: &Outcome) -> RunRow {
         realised_load: s.measured_gaps as f64 / s.measured_span / point.spec.capacity(),
         series: o.series.clone(),
     }
+}
+
+/// The figure of `run --series`: the p99 sojourn of each window's arrivals (the series' `p99`
+/// line) against the window's start, one line per row that has a series, named by its policy
+/// and its swept values; a log axis when the values span more than a decade. A row whose
+/// series cannot be read back draws no line.
+pub fn series_figure(rows: &[RunRow]) -> String {
+    let lines: Vec<(String, Vec<(f64, f64)>)> = rows
+        .iter()
+        .filter_map(|r| {
+            let line = r.series.as_ref()?.quantile_line(0.99).ok()?;
+            let keys: Vec<String> =
+                r.keys.iter().map(|(k, v)| format!("{k}={}", json_cell(v))).collect();
+            let name = if keys.is_empty() {
+                r.policy.clone()
+            } else {
+                format!("{} ({})", r.policy, keys.join(", "))
+            };
+            Some((name, line))
+        })
+        .collect();
+    let width = rows.iter().find_map(|r| Some(r.series.as_ref()?.head.width)).unwrap_or(0.0);
+    let caption = format!("Scenario: p99 sojourn per window of {}", format_number(width));
+    plot::over_time(&caption, "p99 sojourn of the window's arrivals", &lines)
 }
 
 /// The farm's groups at `point`: name and number of servers, in farm order.

@@ -9,7 +9,9 @@
 //!
 //! - `homo`, `hetero`, `run` ([`sweep`]): mean and p99 sojourn against the swept key, one line
 //!   per policy with its 95% interval as a band (bars without a swept key);
-//! - `capacity` ([`bars`]): each policy's answer and the bracket of its threshold.
+//! - `capacity` ([`bars`]): each policy's answer and the bracket of its threshold;
+//! - `run --series` ([`over_time`]): a metric per window against time, one line per row;
+//! - `limit --limiter` ([`columns`]): what the limiter did with the requests, one bar per count.
 //!
 //! Figures are deterministic (same rows, same bytes), so they can be committed and compared.
 
@@ -530,6 +532,109 @@ pub fn series_figure(
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
         }
         legend(&mut chart, SeriesLabelPosition::UpperRight);
+        root.present().expect("drawing into a string");
+    }
+    out
+}
+
+// ===== a metric per window, and counts =====
+
+/// A metric per window against time: one line per `(name, points)` (x: the window's start),
+/// `y_desc` on the y axis, which is logarithmic when the values span more than a decade (as
+/// [`sweep`]'s). Points that are not finite and positive on a log axis are left out.
+pub fn over_time(caption: &str, y_desc: &str, lines: &[(String, Vec<(f64, f64)>)]) -> String {
+    let values = || lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)).filter(|v| v.is_finite());
+    let lowest = values().filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
+    let highest = values().fold(0.0, f64::max);
+    let log = lowest.is_finite() && highest > 10.0 * lowest;
+    let y = move |v: f64| if log { v.log10() } else { v };
+    let (y_min, y_max) =
+        if log { (y(lowest) - 0.05, y(highest) + 0.05) } else { (0.0, highest.max(1e-9) * 1.1) };
+    let times = || lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.0));
+    let x_max = times().fold(0.0, f64::max).max(1e-9);
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (900, 520)).into_drawing_area();
+        root.fill(&WHITE).expect("drawing into a string");
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..x_max, y_min..y_max)
+            .expect("valid ranges");
+        let y_label = move |v: &f64| if log { label(10f64.powf(*v)) } else { label(*v) };
+        chart
+            .configure_mesh()
+            .x_desc("time (start of the window)")
+            .y_desc(if log { format!("{y_desc} (log scale)") } else { y_desc.to_string() })
+            .x_label_formatter(&|x| label(*x))
+            .y_label_formatter(&y_label)
+            .draw()
+            .expect("drawing into a string");
+        for (k, (name, points)) in lines.iter().enumerate() {
+            let color = MANY[k % MANY.len()];
+            let shown = points.iter().filter(|p| p.1.is_finite() && (!log || p.1 > 0.0));
+            chart
+                .draw_series(LineSeries::new(shown.map(|&(t, v)| (t, y(v))), color.stroke_width(2)))
+                .expect("drawing into a string")
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 4), (x + 18, y + 4)], color.filled())
+                });
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight);
+        root.present().expect("drawing into a string");
+    }
+    out
+}
+
+/// Counts as bars, one per `(label, value)` in order, each in its own colour, with its value
+/// written above it; `y_desc` names the y axis (from 0).
+pub fn columns(caption: &str, y_desc: &str, counts: &[(&str, f64)]) -> String {
+    let y_max = counts.iter().map(|c| c.1).fold(0.0, f64::max).max(1.0) * 1.15;
+    let labels: Vec<String> = counts.iter().map(|c| c.0.to_string()).collect();
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        root.fill(&WHITE).expect("drawing into a string");
+        let x_label = |x: &f64| {
+            let k = x.round();
+            let exact = (x - k).abs() < 1e-9 && k >= 0.0 && (k as usize) < labels.len();
+            if exact { labels[k as usize].clone() } else { String::new() }
+        };
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(-0.5..counts.len() as f64 - 0.5, 0.0..y_max)
+            .expect("valid ranges");
+        chart
+            .configure_mesh()
+            .y_desc(y_desc)
+            .x_labels(counts.len())
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&|y| label(*y))
+            .draw()
+            .expect("drawing into a string");
+        for (k, &(_, v)) in counts.iter().enumerate() {
+            let color = MANY[k % MANY.len()];
+            let x = k as f64;
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(x - 0.3, 0.0), (x + 0.3, v)],
+                    color.mix(0.8).filled(),
+                )))
+                .expect("drawing into a string");
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    label(v),
+                    (x - 0.1, v + y_max * 0.02),
+                    ("sans-serif", 14),
+                )))
+                .expect("drawing into a string");
+        }
         root.present().expect("drawing into a string");
     }
     out

@@ -264,6 +264,25 @@ impl PooledTape {
     }
 }
 
+impl PooledTape {
+    /// The `q`-quantile of the sojourns of each window's arrivals against the window's start
+    /// (the `p50`/`p99` lines of the CSV, as numbers), leaving out the windows where nothing
+    /// arrived; read window by window from the tape.
+    pub fn quantile_line(&self, q: f64) -> io::Result<Vec<(f64, f64)>> {
+        let mut line = Vec::new();
+        let mut counts = vec![0u64; BUCKETS];
+        for (k, window) in self.windows()?.enumerate() {
+            counts.iter_mut().for_each(|c| *c = 0);
+            window?.latency.add_to(&mut counts);
+            let v = bucket_quantile(&counts, q);
+            if v.is_finite() {
+                line.push((k as f64 * self.head.width, v));
+            }
+        }
+        Ok(line)
+    }
+}
+
 fn short() -> io::Error {
     io::Error::new(io::ErrorKind::UnexpectedEof, "a series tape with fewer windows than written")
 }

@@ -53,11 +53,11 @@ pub fn page(c: &Contents) -> String {
     out
 }
 
-/// One command's section: title, command, figure, table.
+/// One command's section: title, command, figures, table.
 fn section(out: &mut String, s: &Section) {
     let _ = writeln!(out, "<section id=\"{0}\">\n<h2>{0}</h2>", escape(&s.stem));
     let _ = writeln!(out, "<pre class=\"cmd\">$ {}</pre>", escape(&s.line));
-    if let Some(svg) = &s.figure {
+    for svg in &s.figures {
         let _ = writeln!(out, "<figure>{}</figure>", inline_svg(svg));
     }
     out.push_str(&table(&s.csv));
@@ -147,7 +147,7 @@ mod tests {
                 stem: "homo".into(),
                 line: "lbsim homo".into(),
                 csv: "a\n1\n".into(),
-                figure: Some("<svg xmlns=\"http://www.w3.org/2000/svg\"/>".into()),
+                figures: vec!["<svg xmlns=\"http://www.w3.org/2000/svg\"/>".into()],
             }],
             comparisons: vec![("article vs lbsim".into(), "x < y".into())],
         };

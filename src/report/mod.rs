@@ -27,8 +27,9 @@ pub struct Section {
     pub line: String,
     /// Its CSV.
     pub csv: String,
-    /// Its figure (SVG), if it draws one.
-    pub figure: Option<String>,
+    /// Its figures (SVG): its own (`STEM.svg`), if it draws one, then the summary's figures
+    /// that belong to it ([`article::SUMMARY_FIGURES`]).
+    pub figures: Vec<String>,
 }
 
 /// Everything the page shows.
@@ -58,7 +59,8 @@ pub fn read(dir: &Path) -> Result<Contents, UsageError> {
     let mut files: Vec<Artifact> = Vec::new();
     let names =
         COMMANDS.iter().flat_map(|(stem, _)| [format!("{stem}.csv"), format!("{stem}.svg")]);
-    for name in names.chain(["results.txt".to_string()]) {
+    let summary = article::SUMMARY_FIGURES.iter().map(|(file, _)| file.to_string());
+    for name in names.chain(summary).chain(["results.txt".to_string()]) {
         match read(&name)? {
             Some(bytes) => files.push((name, bytes)),
             None if name.ends_with(".svg") => {}
@@ -95,12 +97,20 @@ pub fn contents(files: &[Artifact], origin: String) -> Contents {
                 stem: stem.to_string(),
                 line: line.to_string(),
                 csv: text(&format!("{stem}.csv"))?,
-                figure: text(&format!("{stem}.svg")),
+                figures: std::iter::once(format!("{stem}.svg"))
+                    .chain(figures_of(stem))
+                    .filter_map(|name| text(&name))
+                    .collect(),
             })
         })
         .collect();
     let comparisons = comparisons(&text("results.txt").unwrap_or_default());
     Contents { origin, sections, comparisons }
+}
+
+/// The summary's figures that belong to the section of `stem`.
+fn figures_of(stem: &str) -> impl Iterator<Item = String> + '_ {
+    article::SUMMARY_FIGURES.iter().filter(move |(_, s)| *s == stem).map(|(f, _)| f.to_string())
 }
 
 /// The blocks of `results.txt` that are not a command's table (`== title ==` then its lines, up
@@ -171,7 +181,7 @@ mod tests {
         std::fs::write(dir.path().join("results.txt"), "== x ==\ny\n").unwrap();
         let c = read(dir.path()).unwrap();
         assert_eq!(c.sections.len(), COMMANDS.len());
-        assert!(c.sections.iter().all(|s| s.figure.is_none()));
+        assert!(c.sections.iter().all(|s| s.figures.is_empty()));
         assert_eq!(c.comparisons, [("x".to_string(), "y".to_string())]);
     }
 }
