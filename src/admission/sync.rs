@@ -71,11 +71,14 @@ impl QuotaSync {
         }
         self.sync(instances);
         // The syncs after it heard nothing: the first of them gives every instance R / N, and
-        // the others change nothing.
+        // the others change nothing (they are counted, not done).
         if t >= self.next as f64 * self.period {
             self.sync(instances);
             let due = (t / self.period).floor() as u64;
-            self.next = self.next.max(due + 1);
+            if due >= self.next {
+                self.syncs += due + 1 - self.next;
+                self.next = due + 1;
+            }
         }
     }
 
@@ -133,11 +136,16 @@ mod tests {
         s.catch_up(1.0, &mut l);
         assert_eq!(s.quotas(), &[40.0, 20.0, 20.0, 20.0]);
         assert_eq!(s.syncs, 1);
-        // Nothing before t = 3.5: the sync at 2 heard nothing and gives R / N; the one at 3
-        // changes nothing and is skipped; the next is at 4.
+        // Nothing passed after t = 1: the sync at 2 hears nothing and gives R / N, the one at 3
+        // hears nothing either; the next is at 4.
         s.catch_up(3.5, &mut l);
         assert_eq!(s.quotas(), &[25.0; 4]);
-        assert_eq!((s.syncs, s.next), (2, 4));
+        assert_eq!((s.syncs, s.next), (3, 4));
+        // Syncs that hear nothing after one that heard nothing change nothing: counted, not
+        // done, up to the one at 10.
+        s.catch_up(10.5, &mut l);
+        assert_eq!(s.quotas(), &[25.0; 4]);
+        assert_eq!((s.syncs, s.next), (10, 11));
     }
 
     #[test]
