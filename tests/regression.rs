@@ -122,6 +122,26 @@ fn every_command_that_draws_a_figure_has_it_in_results() {
     assert_eq!(svgs, COMMANDS.len() - none.len() + SUMMARY_FIGURES.len(), "no stray figure");
 }
 
+#[test]
+fn reproduce_readme_has_a_row_for_every_command_with_its_files() {
+    // reproduce/README.md maps each reproduced command to the files it writes: every command of
+    // the reproduction has a row naming its command line and its CSV, and every summary figure
+    // is named too.
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("reproduce").join("README.md"),
+    )
+    .unwrap();
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ")).collect();
+    for (stem, command) in COMMANDS {
+        let row = rows.iter().find(|r| r.contains(&format!("`{command}`")));
+        let row = row.unwrap_or_else(|| panic!("no row for `{command}`"));
+        assert!(row.contains(&format!("`{stem}.csv`")), "the row of `{command}` names {stem}.csv");
+    }
+    for (file, _) in SUMMARY_FIGURES {
+        assert!(rows.iter().any(|r| r.contains(&format!("`{file}`"))), "no row names {file}");
+    }
+}
+
 /// The text of every `<text>` element of an SVG document, trimmed.
 fn svg_texts(doc: &roxmltree::Document) -> Vec<String> {
     doc.descendants()

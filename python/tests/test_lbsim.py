@@ -149,6 +149,31 @@ def test_ctrl_c_stops_a_run_within_a_second():
     pd.testing.assert_frame_equal(again, lbsim.homo(**HOMO))
 
 
+# Runs of the commands that do not run the engine, each well over 3 s on one core.
+SLOW = [
+    ("bins", dict(n=[10**8], d=[2], variants=["uniform"], seeds=2)),
+    ("hash", dict(keys=10**7, servers=100, seeds=4, balance=1.25)),
+    ("subset", dict(clients=100000, backends=1000, seeds=20)),
+    ("limit", dict(limiter="token-bucket:rate=100,burst=10", pattern="poisson:rate=1000",
+                   duration=10000, seeds=40)),
+]
+
+
+@pytest.mark.parametrize("name,options", SLOW, ids=[name for name, _ in SLOW])
+def test_ctrl_c_stops_every_command_within_a_second(name, options):
+    # Each looks at the request once per replication and every 65,536 steps of its long loops:
+    # SIGINT after 0.5 s must end it well before it would finish (a replication of subset, the
+    # coarsest, takes about 0.5 s).
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        getattr(lbsim, name)(progress=False, **options)
+    elapsed = time.monotonic() - start
+    timer.join()
+    assert elapsed < 1.5, f"{name} stopped {elapsed - 0.5:.2f} s after the signal"
+
+
 def test_progress_is_reported_when_asked(monkeypatch):
     seen = []
     out = lbsim.command(["homo", "--loads", "0.9", "--seeds", "2", "--requests", "2000000",

@@ -36,13 +36,14 @@ mod replication;
 mod scheduled;
 mod servers;
 
+pub use crate::cancel::{CANCEL, Cancelled, cancel_point};
 pub use crate::time::SimTime;
 pub use feedback::{
     BUCKETS, Buckets, LoadReport, ProbeReply, Response, SpooledWindows, Window, Windows, bucket,
     bucket_quantile, bucket_upper,
 };
 pub use queue::EventQueue;
-pub use record::{ARRIVALS, ARRIVALS_CHUNK, CANCEL, Cancelled};
+pub use record::{ARRIVALS, ARRIVALS_CHUNK};
 pub use replication::{simulate, simulate_with};
 
 /// Scheduling an event before the current time.

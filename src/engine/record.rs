@@ -4,7 +4,7 @@
 //! same order whatever servers and parts a replication has, so its statistics do not depend on
 //! them beyond what they simulate.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::model::RunLength;
 use crate::stats::{LatencyHistogram, LatencyRecorder, RepStats, SeriesRecorder, StopReason};
@@ -18,19 +18,6 @@ pub static ARRIVALS: AtomicU64 = AtomicU64::new(0);
 /// How many arrivals a replication simulates between two additions to [`ARRIVALS`]: a power of
 /// two, so that the loop pays one mask and one compare per arrival.
 pub const ARRIVALS_CHUNK: u64 = 1 << 16;
-
-/// Set by a program that links lbsim (the Python package, on Ctrl-C) to stop every running
-/// replication of this process: each looks at it when it adds a chunk to [`ARRIVALS`] (every
-/// [`ARRIVALS_CHUNK`] arrivals, so the loop pays nothing more) and, when it is set, unwinds with
-/// a [`Cancelled`] payload through its caller, as salsa cancels a query
-/// (`Cancelled::throw`, `std::panic::resume_unwind`: no panic message, and every value on the way
-/// is dropped). The caller catches it with `std::panic::catch_unwind`; the command line never
-/// sets it.
-pub static CANCEL: AtomicBool = AtomicBool::new(false);
-
-/// The payload a replication unwinds with when [`CANCEL`] is set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cancelled;
 
 /// Time integral of the number of servers with queue `>= i`, updated lazily per level, so each
 /// arrival or departure costs O(1) whatever the number of levels.
@@ -124,9 +111,7 @@ impl Recorder {
     fn count_chunk(&mut self) {
         ARRIVALS.fetch_add(ARRIVALS_CHUNK, Ordering::Relaxed);
         self.counted += ARRIVALS_CHUNK;
-        if CANCEL.load(Ordering::Relaxed) {
-            std::panic::resume_unwind(Box::new(Cancelled));
-        }
+        crate::cancel::cancel_point();
     }
 
     /// Arrival number `arrived` (0-based) at `t`, before it is dispatched: opens the measured

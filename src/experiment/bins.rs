@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::params;
 use super::{Cases, Command, Experiment, Planned};
+use crate::cancel::{EVERY, cancel_point};
 use crate::cli::BinsArgs;
 use crate::cli::Global;
 use crate::error::{UsageError, conflict};
@@ -127,7 +128,10 @@ pub fn max_load(n: usize, d: u32, variant: Variant, rng: &mut SimRng) -> u32 {
     let mut bins = vec![0u16; n];
     let d = d as usize;
     let mut max = 0;
-    for _ in 0..n {
+    for ball in 0..n as u64 {
+        if ball.is_multiple_of(EVERY) {
+            cancel_point();
+        }
         let best = match variant {
             Variant::Uniform => {
                 let mut best = uniform(rng, n);

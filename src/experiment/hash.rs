@@ -28,6 +28,7 @@ use serde::Serialize;
 use super::common::{Common, check_memory, check_replications};
 use super::{Command, Direct, Experiment};
 use super::{Progress, params};
+use crate::cancel::{EVERY, cancel_point};
 use crate::cli::Global;
 use crate::cli::HashArgs;
 use crate::error::{UsageError, conflict, too_large};
@@ -304,6 +305,7 @@ fn placement(counts: &[u64], moved: u64, keys: u64) -> Placement {
 /// Replication `k` of `case` on `n` servers. `sorted` holds the hashes of the keys `0..keys` in
 /// increasing order (the order does not matter to a placement without bounded loads).
 pub fn measure(case: Case, n: usize, sorted: &[u64], seed: u64, k: u64) -> Placement {
+    cancel_point();
     let keys = sorted.len() as u64;
     let mut counts = vec![0u64; n];
     let mut moved = 0u64;
@@ -353,6 +355,9 @@ pub fn bounded(ring: &Ring, pct: u32, keys: u64, counts: &mut [u64]) -> Vec<u32>
     let n = counts.len() as u64;
     let mut owner = Vec::with_capacity(keys as usize);
     for (placed, key) in (0..keys).enumerate() {
+        if key.is_multiple_of(EVERY) {
+            cancel_point();
+        }
         let s = ring.lookup_bounded(key_hash(key), |s| {
             counts[s] < haproxy_slots(pct, placed as u64, s as u64, 1, n)
         });

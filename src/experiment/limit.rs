@@ -19,6 +19,7 @@ use super::Progress;
 use super::common::Common;
 use super::{Command, Direct, Experiment};
 use crate::admission::{Admission, AdmissionStats, Decision, Gate};
+use crate::cancel::{EVERY, cancel_point};
 use crate::cli::Global;
 use crate::cli::LimitArgs;
 use crate::error::{UsageError, conflict, shown, too_large};
@@ -118,6 +119,7 @@ impl Direct for Limit {
                 let mut stats = AdmissionStats::default();
                 let (mut delay, mut events, mut span) = (0.0, 0u64, 0.0);
                 for rep in 0..c.seeds {
+                    cancel_point();
                     let mut rng = stream(c, "one", rep);
                     let times = cfg.arrivals.times(cfg.duration, &mut rng);
                     span += times.last().map_or(cfg.duration, |&t| t.max(cfg.duration));
@@ -239,7 +241,10 @@ pub fn drive(adm: &Admission, times: &[f64], from: f64, capacity: f64, rng: SimR
     let mut backend = gate.queue_limit.map(|l| Backend::new(capacity, l));
     let mut pass = Pass::default();
     let mut pending: std::collections::VecDeque<(f64, bool)> = Default::default();
-    for &t in times {
+    for (i, &t) in times.iter().enumerate() {
+        if (i as u64).is_multiple_of(EVERY) {
+            cancel_point();
+        }
         while let Some(&(at, measured)) = pending.front().filter(|(at, _)| *at <= t) {
             gate.admitted(at, measured);
             pass.released.push(at);

@@ -16,6 +16,7 @@ use serde::Serialize;
 use super::common::Common;
 use super::{Command, Direct, Experiment};
 use super::{Progress, params};
+use crate::cancel::cancel_point;
 use crate::cli::Global;
 use crate::cli::SubsetArgs;
 use crate::error::UsageError;
@@ -130,6 +131,7 @@ impl Direct for Subset {
         let spreads: Vec<Spread> = tasks
             .par_iter()
             .map(|&(i, k)| {
+                cancel_point();
                 let (size, method) = cases[i];
                 let counts = connections(method, cfg.clients, cfg.backends, size, key(seed).u64(k));
                 progress.done();

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::plan::not_sharded;
 use super::{Command, Direct, Experiment};
 use super::{Common, Progress};
+use crate::cancel::cancel_point;
 use crate::cli::Global;
 use crate::cli::SwrrArgs;
 use crate::error::{UsageError, conflict};
@@ -87,6 +88,7 @@ impl Direct for Swrr {
         let mut rows = Vec::new();
         let mut picks = 0;
         for w in &cfg.sets {
+            cancel_point();
             let total: u64 = w.iter().sum();
             for (algorithm, seq) in [("smooth", smooth_cycle(w)), ("expanded", expanded_cycle(w))] {
                 let (max_deviation, max_run) = smoothness(w, &seq);

@@ -7,6 +7,7 @@ use rand::RngExt;
 use serde::Serialize;
 
 use super::ArrivalSpec;
+use crate::cancel::{EVERY, cancel_point};
 use crate::error::KeyError;
 use crate::rng::SimRng;
 
@@ -163,7 +164,8 @@ impl Pattern {
         }
     }
 
-    /// The arrival times in `[0, duration)` (a trace: all of them).
+    /// The arrival times in `[0, duration)` (a trace: all of them). A random pattern looks at
+    /// [`crate::cancel::CANCEL`] every [`EVERY`] times it draws.
     pub fn times(&self, duration: f64, rng: &mut SimRng) -> Vec<f64> {
         let mut out = Vec::new();
         match self {
@@ -174,7 +176,7 @@ impl Pattern {
                     if t >= duration {
                         break;
                     }
-                    out.push(t);
+                    push(&mut out, t);
                 }
             }
             Pattern::Constant { rate } => {
@@ -190,7 +192,7 @@ impl Pattern {
                         if t >= start + on || t >= duration {
                             break;
                         }
-                        out.push(t);
+                        push(&mut out, t);
                     }
                     start += on + off;
                 }
@@ -209,4 +211,13 @@ impl Pattern {
         }
         out
     }
+}
+
+/// Appends a drawn time, first looking at [`crate::cancel::CANCEL`] every [`EVERY`] times.
+#[inline]
+fn push(out: &mut Vec<f64>, t: f64) {
+    if (out.len() as u64).is_multiple_of(EVERY) {
+        cancel_point();
+    }
+    out.push(t);
 }

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use super::{ClaimRow, Pattern, drive, stream};
 use crate::admission::{Admission, AdmissionSpec};
+use crate::cancel::cancel_point;
 use crate::experiment::common::{Common, RunConfig};
 use crate::experiment::{Progress, Scenario, Workload, run_scenarios};
 use crate::model::{Farm, Information};
@@ -142,6 +143,7 @@ const SECTIONS: &[Section] = &[
 pub fn claims(c: &Common, progress: Progress) -> (Vec<ClaimRow>, u64) {
     let mut out = Claims { rows: Vec::new(), events: 0 };
     for section in SECTIONS {
+        cancel_point();
         section(c, progress, &mut out);
     }
     (out.rows, out.events)
