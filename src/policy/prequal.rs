@@ -83,13 +83,16 @@ pub struct Prequal {
     cfg: PrequalConfig,
     pool: Vec<Probe>,
     hosts: Hosts,
+    /// The pool's RIFs, for [`Self::threshold`] (scratch, kept to reuse its allocation).
+    rifs: Vec<u32>,
 }
 
 impl Prequal {
     /// Over `n` servers.
     pub fn new(n: usize, cfg: PrequalConfig) -> Self {
         assert!(n >= 1 && cfg.pool >= 1);
-        Prequal { n, cfg, pool: Vec::with_capacity(cfg.pool + 1), hosts: Hosts::all() }
+        let pool = Vec::with_capacity(cfg.pool + 1);
+        Prequal { n, cfg, pool, hosts: Hosts::all(), rifs: Vec::with_capacity(cfg.pool + 1) }
     }
 
     /// The probes in the pool.
@@ -99,16 +102,18 @@ impl Prequal {
 
     /// The RIF above which a probe is hot: the `q_rif` quantile of the pool's RIFs (the
     /// smallest RIF with at least a fraction `q_rif` of the pool at or below it).
-    fn threshold(&self) -> u32 {
-        let mut rifs: Vec<u32> = self.pool.iter().map(|p| p.rif).collect();
-        rifs.sort_unstable();
-        let k = ((self.cfg.q_rif * rifs.len() as f64).ceil() as usize).clamp(1, rifs.len());
-        rifs[k - 1]
+    /// The `k`-th smallest is selected in place, not sorted for: the same value.
+    fn threshold(&mut self) -> u32 {
+        self.rifs.clear();
+        self.rifs.extend(self.pool.iter().map(|p| p.rif));
+        let len = self.rifs.len();
+        let k = ((self.cfg.q_rif * len as f64).ceil() as usize).clamp(1, len);
+        *self.rifs.select_nth_unstable(k - 1).1
     }
 
-    /// The index in the pool of the probe the hot-cold rule selects (pool not empty).
-    fn best(&self) -> usize {
-        let hot = self.threshold();
+    /// The index in the pool of the probe the hot-cold rule selects (pool not empty), probes
+    /// with a RIF above `hot` being hot.
+    fn best(&self, hot: u32) -> usize {
         let all_hot = self.pool.iter().all(|p| p.rif > hot);
         let key = |p: &Probe| {
             if all_hot {
@@ -129,9 +134,9 @@ impl Prequal {
         best.expect("a non-empty pool has a candidate")
     }
 
-    /// The index of the worst probe: a hot one with the most RIF, else the slowest cold one.
-    fn worst(&self) -> usize {
-        let hot = self.threshold();
+    /// The index of the worst probe: a hot one (RIF above `hot`) with the most RIF, else the
+    /// slowest cold one.
+    fn worst(&self, hot: u32) -> usize {
         let key = |p: &Probe| (p.rif > hot, if p.rif > hot { f64::from(p.rif) } else { p.latency });
         let mut worst = 0;
         for (i, p) in self.pool.iter().enumerate() {
@@ -154,11 +159,14 @@ impl Policy for Prequal {
         if self.pool.is_empty() {
             return self.hosts.uniform(rng, self.n);
         }
-        let i = self.best();
+        let hot = self.threshold();
+        let i = self.best(hot);
         let server = self.pool[i].server;
         self.pool[i].rif += 1;
         if self.pool.len() > self.cfg.pool / 2 {
-            let w = self.worst();
+            // The threshold again: the probe just used holds one more request.
+            let hot = self.threshold();
+            let w = self.worst(hot);
             self.pool.swap_remove(w);
         }
         server
