@@ -327,19 +327,24 @@ impl C3 {
     }
 
     /// The best-ranked allowed server, scanning them from the `start`-th (ties: the first in
-    /// that rotation).
+    /// that rotation). The rotation is two ranges, `start + 1..n` then `0..start`, not a
+    /// remainder per server: the same order without a division per step.
     fn best(&self, start: usize) -> usize {
         let n = self.hosts.count(self.servers.len());
         let mut best = self.hosts.at(start);
         let mut best_score = self.scores[best];
-        for k in 1..n {
-            let s = self.hosts.at((start + k) % n);
-            let score = self.scores[s];
-            if score < best_score {
-                best = s;
-                best_score = score;
+        let mut scan = |positions: std::ops::Range<usize>| {
+            for i in positions {
+                let s = self.hosts.at(i);
+                let score = self.scores[s];
+                if score < best_score {
+                    best = s;
+                    best_score = score;
+                }
             }
-        }
+        };
+        scan(start + 1..n);
+        scan(0..start);
         best
     }
 }
@@ -388,8 +393,8 @@ impl Policy for C3 {
         // order would: a bucket without a token is left as it was.
         let mut taker: Option<(f64, usize)> = None;
         let mut soonest = (soonest, best, None::<f64>);
-        for k in 0..n {
-            let s = self.hosts.at((start + k) % n);
+        for i in (start..n).chain(0..start) {
+            let s = self.hosts.at(i);
             if s == best {
                 continue;
             }

@@ -111,6 +111,22 @@ impl Prequal {
         *self.rifs.select_nth_unstable(k - 1).1
     }
 
+    /// [`Self::threshold`] once the probe of RIF `used` has been picked (its RIF raised by one,
+    /// nothing else changed), from `hot`, the threshold before, without selecting again. The
+    /// `k`-th smallest RIF moves only if the raised probe was at the threshold and fewer than
+    /// `k` RIFs are now at or below it; then the raised one, `hot + 1`, is the `k`-th. (Below
+    /// the threshold, a RIF raised to at most `hot` changes no count at or above `hot`, and no
+    /// count below `hot` grows; above it, nothing at or below `hot` changes.)
+    fn threshold_after_use(&self, hot: u32, used: u32) -> u32 {
+        if used != hot {
+            return hot;
+        }
+        let len = self.pool.len();
+        let k = ((self.cfg.q_rif * len as f64).ceil() as usize).clamp(1, len);
+        let at_or_below = self.pool.iter().filter(|p| p.rif <= hot).count();
+        if at_or_below >= k { hot } else { hot + 1 }
+    }
+
     /// The index in the pool of the probe the hot-cold rule selects (pool not empty), probes
     /// with a RIF above `hot` being hot.
     fn best(&self, hot: u32) -> usize {
@@ -162,10 +178,11 @@ impl Policy for Prequal {
         let hot = self.threshold();
         let i = self.best(hot);
         let server = self.pool[i].server;
+        let used = self.pool[i].rif;
         self.pool[i].rif += 1;
         if self.pool.len() > self.cfg.pool / 2 {
             // The threshold again: the probe just used holds one more request.
-            let hot = self.threshold();
+            let hot = self.threshold_after_use(hot, used);
             let w = self.worst(hot);
             self.pool.swap_remove(w);
         }
@@ -282,5 +299,33 @@ mod tests {
         p.on_probe(2, r(1), SimTime::new(4.0), 0);
         let servers: Vec<usize> = p.pool().iter().map(|q| q.server).collect();
         assert!(!servers.contains(&0) && servers.contains(&1) && servers.contains(&2));
+    }
+
+    /// The threshold after a pick, derived from the one before, is the one selected afresh:
+    /// exact, over many random pools (1 to 16 probes, RIFs of 0 to 4 so that ties at the
+    /// threshold are common, quantiles from 0 to 1) and every probe of each raised in turn.
+    /// Both outcomes (kept, moved up by one) occur many times.
+    #[test]
+    fn the_threshold_after_a_pick_is_the_one_selected_afresh() {
+        use rand::RngExt;
+        let mut rng = SimRng::seed_from_u64(7);
+        let (mut kept, mut moved) = (0, 0);
+        for _ in 0..5000 {
+            let len = rng.random_range(1..=16);
+            let q_rif = [0.0, 0.25, 0.5, 0.84, 1.0, rng.random::<f64>()][rng.random_range(0..6)];
+            let probes: Vec<(usize, u32, f64)> =
+                (0..len).map(|s| (s, rng.random_range(0..5), 1.0)).collect();
+            let pool = with_pool(q_rif, &probes);
+            for i in 0..len {
+                let mut p = pool.clone();
+                let hot = p.threshold();
+                let used = p.pool[i].rif;
+                p.pool[i].rif += 1;
+                let derived = p.threshold_after_use(hot, used);
+                assert_eq!(derived, p.threshold(), "pool {probes:?}, q_rif {q_rif}, raised {i}");
+                if derived == hot { kept += 1 } else { moved += 1 }
+            }
+        }
+        assert!(kept > 1000 && moved > 1000, "kept {kept}, moved {moved}");
     }
 }
