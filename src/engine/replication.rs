@@ -518,7 +518,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         self.rec.stats.events += 1;
         let probe = &mut self.fb.in_flight[i as usize];
         let s = probe.server as usize;
-        let m = self.fb.monitor.as_ref().expect("probes only with feedback");
+        let m = self.fb.monitor.as_mut().expect("probes only with feedback");
         probe.read = m.probe(s, self.servers.len(s));
         let back = t + self.policy.probe_delay() / 2.0;
         schedule(&mut self.sim, back, Event::ProbeBack(i));

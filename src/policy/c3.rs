@@ -229,6 +229,14 @@ impl RateControl {
         self.bucket.try_take(t).map_err(|tokens| (1.0 - tokens) * cfg.interval / self.rate)
     }
 
+    /// What [`Self::try_acquire`] at `t` would answer, the bucket left as it is: `None` when it
+    /// holds a token, else the time until it does.
+    #[inline]
+    pub fn wait_at(&self, t: f64, cfg: &C3Config) -> Option<f64> {
+        let tokens = self.bucket.level(t);
+        if tokens >= 1.0 { None } else { Some((1.0 - tokens) * cfg.interval / self.rate) }
+    }
+
     /// Counts `k` responses at `t` into the receive rate (`ReceiveRate.add`).
     pub fn received(&mut self, k: u64, t: f64, cfg: &C3Config) {
         let tick = (t / cfg.interval).floor() as i64;
@@ -268,11 +276,12 @@ impl RateControl {
 #[derive(Debug, Clone)]
 pub struct C3 {
     servers: Vec<C3Server>,
+    /// `servers[s].score(clients)`, brought up to date whenever `servers[s]` changes, so a
+    /// ranking reads each score instead of computing it (the same bits).
+    scores: Vec<f64>,
     clients: f64,
     cfg: C3Config,
     rates: Vec<RateControl>,
-    /// Servers in rank order (scratch).
-    order: Vec<(f64, u32)>,
     /// The server whose bucket the client's backlog waits for.
     waiting: Option<usize>,
     hosts: Hosts,
@@ -282,12 +291,13 @@ impl C3 {
     /// Over `n` servers, one of `clients` clients.
     pub fn new(n: usize, clients: usize, cfg: C3Config) -> Self {
         assert!(n >= 1);
+        let clients = clients as f64;
         C3 {
             servers: vec![C3Server::default(); n],
-            clients: clients as f64,
+            scores: vec![C3Server::default().score(clients); n],
+            clients,
             cfg,
             rates: vec![RateControl::new(&cfg); if cfg.rate_control { n } else { 0 }],
-            order: Vec::new(),
             waiting: None,
             hosts: Hosts::all(),
         }
@@ -303,20 +313,38 @@ impl C3 {
         &self.rates[s]
     }
 
+    /// Brings server `s`'s cached score up to date after its state changed.
+    #[inline]
+    fn rescore(&mut self, s: usize) {
+        self.scores[s] = self.servers[s].score(self.clients);
+    }
+
+    /// One more request outstanding at `s`.
+    #[inline]
+    fn sent(&mut self, s: usize) {
+        self.servers[s].outstanding += 1;
+        self.rescore(s);
+    }
+
     /// The best-ranked allowed server, scanning them from the `start`-th (ties: the first in
-    /// that rotation).
+    /// that rotation). The rotation is two ranges, `start + 1..n` then `0..start`, not a
+    /// remainder per server: the same order without a division per step.
     fn best(&self, start: usize) -> usize {
         let n = self.hosts.count(self.servers.len());
         let mut best = self.hosts.at(start);
-        let mut best_score = self.servers[best].score(self.clients);
-        for k in 1..n {
-            let s = self.hosts.at((start + k) % n);
-            let score = self.servers[s].score(self.clients);
-            if score < best_score {
-                best = s;
-                best_score = score;
+        let mut best_score = self.scores[best];
+        let mut scan = |positions: std::ops::Range<usize>| {
+            for i in positions {
+                let s = self.hosts.at(i);
+                let score = self.scores[s];
+                if score < best_score {
+                    best = s;
+                    best_score = score;
+                }
             }
-        }
+        };
+        scan(start + 1..n);
+        scan(0..start);
         best
     }
 }
@@ -328,7 +356,7 @@ impl Policy for C3 {
 
     fn pick(&mut self, _loads: &LoadTable, _now: SimTime, rng: &mut SimRng) -> usize {
         let best = self.best(uniform(rng, self.hosts.count(self.servers.len())));
-        self.servers[best].outstanding += 1;
+        self.sent(best);
         best
     }
 
@@ -352,32 +380,45 @@ impl Policy for C3 {
         let start = uniform(rng, n);
         // The best-ranked server usually has a token: try it before ranking the rest.
         let best = self.best(start);
-        let mut soonest = match self.rates[best].try_acquire(t, &self.cfg) {
+        let soonest = match self.rates[best].try_acquire(t, &self.cfg) {
             Ok(()) => {
-                self.servers[best].outstanding += 1;
+                self.sent(best);
                 return Ok(best);
             }
-            Err(wait) => (wait, best),
+            Err(wait) => wait,
         };
-        // The rest in rank order, ties in the rotation from `start` (a stable sort).
-        self.order.clear();
-        for k in 0..n {
-            let s = self.hosts.at((start + k) % n);
-            if s != best {
-                self.order.push((self.servers[s].score(self.clients), s as u32));
+        // The rest in rank order (score, ties in the rotation from `start`): the first with a
+        // token takes the request, else the soonest to have one is waited for (ties: the first
+        // in rank order, `best` before all). One pass finds both, as trying them in a sorted
+        // order would: a bucket without a token is left as it was.
+        let mut taker: Option<(f64, usize)> = None;
+        let mut soonest = (soonest, best, None::<f64>);
+        for i in (start..n).chain(0..start) {
+            let s = self.hosts.at(i);
+            if s == best {
+                continue;
+            }
+            let score = self.scores[s];
+            match self.rates[s].wait_at(t, &self.cfg) {
+                None => {
+                    if taker.is_none_or(|(b, _)| score.total_cmp(&b).is_lt()) {
+                        taker = Some((score, s));
+                    }
+                }
+                Some(wait) => {
+                    let (w, _, rank) = soonest;
+                    // Later in the rotation: earlier in rank order only by a lower score.
+                    let before = rank.is_some_and(|r| score.total_cmp(&r).is_lt());
+                    if wait < w || (wait == w && before) {
+                        soonest = (wait, s, Some(score));
+                    }
+                }
             }
         }
-        self.order.sort_by(|a, b| a.0.total_cmp(&b.0));
-        for &(_, s) in &self.order {
-            let s = s as usize;
-            match self.rates[s].try_acquire(t, &self.cfg) {
-                Ok(()) => {
-                    self.servers[s].outstanding += 1;
-                    return Ok(s);
-                }
-                Err(wait) if wait < soonest.0 => soonest = (wait, s),
-                Err(_) => {}
-            }
+        if let Some((_, s)) = taker {
+            self.rates[s].try_acquire(t, &self.cfg).expect("a bucket with a token");
+            self.sent(s);
+            return Ok(s);
         }
         self.waiting = Some(soonest.1);
         Err(t + soonest.0)
@@ -392,6 +433,7 @@ impl Policy for C3 {
 
     fn on_response(&mut self, server: usize, response: &Response, now: SimTime, _tag: u32) {
         self.servers[server].update(response);
+        self.rescore(server);
         if self.cfg.rate_control {
             let t = now.get();
             let rc = &mut self.rates[server];
@@ -532,5 +574,105 @@ mod tests {
         let loads = LoadTable::new(3, false);
         assert_eq!(c.pick(&loads, SimTime::ZERO, &mut rng), 1);
         assert_eq!(c.server(1).outstanding, 1);
+    }
+
+    /// The ranking reads cached scores: after every kind of change (a pick with and without
+    /// rate control, a response) each cached score is the one computed from the server's state,
+    /// to the bit. Exact: the cache must hold the very value `score` gives, or rankings (and
+    /// the results) would move.
+    #[test]
+    fn cached_scores_follow_every_change_of_a_server() {
+        use rand::RngExt;
+        let mut rng = <SimRng as rand::SeedableRng>::seed_from_u64(3);
+        let loads = LoadTable::new(8, false);
+        for rate_control in [true, false] {
+            let mut c = C3::new(8, 2, C3Config { rate_control, ..cfg() });
+            for step in 0..2000 {
+                let t = SimTime::new(f64::from(step) * 0.01);
+                if rng.random::<f64>() < 0.5 {
+                    let _ = c.try_pick(0, &loads, t, &mut rng);
+                } else {
+                    let s = rng.random_range(0..8);
+                    let queue = rng.random_range(0..5);
+                    let response = Response { sojourn: rng.random(), service: 0.5, queue };
+                    c.on_response(s, &response, t, 0);
+                }
+                for s in 0..8 {
+                    assert_eq!(c.scores[s].to_bits(), c.server(s).score(2.0).to_bits());
+                }
+            }
+        }
+    }
+
+    /// The ranking as first written: every server but the best-ranked sorted by score (stable,
+    /// ties in the rotation), each tried in turn; the soonest wait kept with a strict `<`.
+    fn sorted_try_pick(c: &mut C3, t: f64, rng: &mut SimRng) -> Result<usize, f64> {
+        if let Some(s) = c.waiting.take() {
+            c.rates[s].bucket.set(1.0, t);
+        }
+        let n = c.hosts.count(c.servers.len());
+        let start = uniform(rng, n);
+        let best = c.best(start);
+        let mut soonest = match c.rates[best].try_acquire(t, &c.cfg) {
+            Ok(()) => {
+                c.sent(best);
+                return Ok(best);
+            }
+            Err(wait) => (wait, best),
+        };
+        let mut order: Vec<(f64, usize)> = (0..n)
+            .map(|k| c.hosts.at((start + k) % n))
+            .filter(|&s| s != best)
+            .map(|s| (c.server(s).score(c.clients), s))
+            .collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for (_, s) in order {
+            match c.rates[s].try_acquire(t, &c.cfg) {
+                Ok(()) => {
+                    c.sent(s);
+                    return Ok(s);
+                }
+                Err(wait) if wait < soonest.0 => soonest = (wait, s),
+                Err(_) => {}
+            }
+        }
+        c.waiting = Some(soonest.1);
+        Err(t + soonest.0)
+    }
+
+    /// The one-pass ranking of `try_pick` answers as sorting and trying each server in rank
+    /// order does, step by step over a long random history (picks, responses, ties in score
+    /// from servers never heard from, buckets with and without tokens, waits that tie):
+    /// the same server or the same wait, the same state after. Exact, since the results'
+    /// bytes depend on it.
+    #[test]
+    fn one_pass_ranking_picks_as_the_sorted_order_does() {
+        use rand::RngExt;
+        let mut rng = <SimRng as rand::SeedableRng>::seed_from_u64(11);
+        let loads = LoadTable::new(12, false);
+        let mut c = C3::new(12, 3, cfg());
+        let (mut waits, mut picks) = (0, 0);
+        for step in 0..20_000 {
+            let t = f64::from(step) * 0.05;
+            if rng.random::<f64>() < 0.6 {
+                let mut reference = c.clone();
+                let mut coins = rng.clone();
+                let expected = sorted_try_pick(&mut reference, t, &mut coins);
+                let got = c.try_pick(0, &loads, SimTime::new(t), &mut rng);
+                assert_eq!(got, expected, "step {step}");
+                assert_eq!(
+                    (c.waiting, &c.servers, &c.rates),
+                    (reference.waiting, &reference.servers, &reference.rates)
+                );
+                if got.is_ok() { picks += 1 } else { waits += 1 }
+            } else {
+                let s = rng.random_range(0..12);
+                let sojourn = f64::from(rng.random_range(1..4u32));
+                let response = Response { sojourn, service: 1.0, queue: rng.random_range(0..3) };
+                c.on_response(s, &response, SimTime::new(t), 0);
+            }
+        }
+        // Both branches were exercised, many times.
+        assert!(picks > 1000 && waits > 1000, "picks {picks}, waits {waits}");
     }
 }

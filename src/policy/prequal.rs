@@ -83,13 +83,16 @@ pub struct Prequal {
     cfg: PrequalConfig,
     pool: Vec<Probe>,
     hosts: Hosts,
+    /// The pool's RIFs, for [`Self::threshold`] (scratch, kept to reuse its allocation).
+    rifs: Vec<u32>,
 }
 
 impl Prequal {
     /// Over `n` servers.
     pub fn new(n: usize, cfg: PrequalConfig) -> Self {
         assert!(n >= 1 && cfg.pool >= 1);
-        Prequal { n, cfg, pool: Vec::with_capacity(cfg.pool + 1), hosts: Hosts::all() }
+        let pool = Vec::with_capacity(cfg.pool + 1);
+        Prequal { n, cfg, pool, hosts: Hosts::all(), rifs: Vec::with_capacity(cfg.pool + 1) }
     }
 
     /// The probes in the pool.
@@ -99,16 +102,34 @@ impl Prequal {
 
     /// The RIF above which a probe is hot: the `q_rif` quantile of the pool's RIFs (the
     /// smallest RIF with at least a fraction `q_rif` of the pool at or below it).
-    fn threshold(&self) -> u32 {
-        let mut rifs: Vec<u32> = self.pool.iter().map(|p| p.rif).collect();
-        rifs.sort_unstable();
-        let k = ((self.cfg.q_rif * rifs.len() as f64).ceil() as usize).clamp(1, rifs.len());
-        rifs[k - 1]
+    /// The `k`-th smallest is selected in place, not sorted for: the same value.
+    fn threshold(&mut self) -> u32 {
+        self.rifs.clear();
+        self.rifs.extend(self.pool.iter().map(|p| p.rif));
+        let len = self.rifs.len();
+        let k = ((self.cfg.q_rif * len as f64).ceil() as usize).clamp(1, len);
+        *self.rifs.select_nth_unstable(k - 1).1
     }
 
-    /// The index in the pool of the probe the hot-cold rule selects (pool not empty).
-    fn best(&self) -> usize {
-        let hot = self.threshold();
+    /// [`Self::threshold`] once the probe of RIF `used` has been picked (its RIF raised by one,
+    /// nothing else changed), from `hot`, the threshold before, without selecting again. The
+    /// `k`-th smallest RIF moves only if the raised probe was at the threshold and fewer than
+    /// `k` RIFs are now at or below it; then the raised one, `hot + 1`, is the `k`-th. (Below
+    /// the threshold, a RIF raised to at most `hot` changes no count at or above `hot`, and no
+    /// count below `hot` grows; above it, nothing at or below `hot` changes.)
+    fn threshold_after_use(&self, hot: u32, used: u32) -> u32 {
+        if used != hot {
+            return hot;
+        }
+        let len = self.pool.len();
+        let k = ((self.cfg.q_rif * len as f64).ceil() as usize).clamp(1, len);
+        let at_or_below = self.pool.iter().filter(|p| p.rif <= hot).count();
+        if at_or_below >= k { hot } else { hot + 1 }
+    }
+
+    /// The index in the pool of the probe the hot-cold rule selects (pool not empty), probes
+    /// with a RIF above `hot` being hot.
+    fn best(&self, hot: u32) -> usize {
         let all_hot = self.pool.iter().all(|p| p.rif > hot);
         let key = |p: &Probe| {
             if all_hot {
@@ -129,9 +150,9 @@ impl Prequal {
         best.expect("a non-empty pool has a candidate")
     }
 
-    /// The index of the worst probe: a hot one with the most RIF, else the slowest cold one.
-    fn worst(&self) -> usize {
-        let hot = self.threshold();
+    /// The index of the worst probe: a hot one (RIF above `hot`) with the most RIF, else the
+    /// slowest cold one.
+    fn worst(&self, hot: u32) -> usize {
         let key = |p: &Probe| (p.rif > hot, if p.rif > hot { f64::from(p.rif) } else { p.latency });
         let mut worst = 0;
         for (i, p) in self.pool.iter().enumerate() {
@@ -154,11 +175,15 @@ impl Policy for Prequal {
         if self.pool.is_empty() {
             return self.hosts.uniform(rng, self.n);
         }
-        let i = self.best();
+        let hot = self.threshold();
+        let i = self.best(hot);
         let server = self.pool[i].server;
+        let used = self.pool[i].rif;
         self.pool[i].rif += 1;
         if self.pool.len() > self.cfg.pool / 2 {
-            let w = self.worst();
+            // The threshold again: the probe just used holds one more request.
+            let hot = self.threshold_after_use(hot, used);
+            let w = self.worst(hot);
             self.pool.swap_remove(w);
         }
         server
@@ -274,5 +299,33 @@ mod tests {
         p.on_probe(2, r(1), SimTime::new(4.0), 0);
         let servers: Vec<usize> = p.pool().iter().map(|q| q.server).collect();
         assert!(!servers.contains(&0) && servers.contains(&1) && servers.contains(&2));
+    }
+
+    /// The threshold after a pick, derived from the one before, is the one selected afresh:
+    /// exact, over many random pools (1 to 16 probes, RIFs of 0 to 4 so that ties at the
+    /// threshold are common, quantiles from 0 to 1) and every probe of each raised in turn.
+    /// Both outcomes (kept, moved up by one) occur many times.
+    #[test]
+    fn the_threshold_after_a_pick_is_the_one_selected_afresh() {
+        use rand::RngExt;
+        let mut rng = SimRng::seed_from_u64(7);
+        let (mut kept, mut moved) = (0, 0);
+        for _ in 0..5000 {
+            let len = rng.random_range(1..=16);
+            let q_rif = [0.0, 0.25, 0.5, 0.84, 1.0, rng.random::<f64>()][rng.random_range(0..6)];
+            let probes: Vec<(usize, u32, f64)> =
+                (0..len).map(|s| (s, rng.random_range(0..5), 1.0)).collect();
+            let pool = with_pool(q_rif, &probes);
+            for i in 0..len {
+                let mut p = pool.clone();
+                let hot = p.threshold();
+                let used = p.pool[i].rif;
+                p.pool[i].rif += 1;
+                let derived = p.threshold_after_use(hot, used);
+                assert_eq!(derived, p.threshold(), "pool {probes:?}, q_rif {q_rif}, raised {i}");
+                if derived == hot { kept += 1 } else { moved += 1 }
+            }
+        }
+        assert!(kept > 1000 && moved > 1000, "kept {kept}, moved {moved}");
     }
 }
