@@ -334,6 +334,15 @@ fn limit_tests_every_claim_and_refuses_options_without_a_limiter() {
     // Both verdicts occur: the table is a test, not a restatement.
     assert!(rows.iter().any(|r| r.contains(",true,")));
     assert!(rows.iter().any(|r| r.contains(",false,")));
+    // The limiters that coordinate (§39.16 and §39.21 composites, §39.17 schemes 1 and 3) have
+    // their rows, and each holds: the composites' are exact counts, the central limiter's an
+    // exact count and its rtt, the synced quotas' bounds 4 sd above a fluid model.
+    let coordinated: Vec<&&str> = rows
+        .iter()
+        .filter(|r| r.contains("sync=") || r.contains("composite") || r.contains("scheme 1"))
+        .collect();
+    assert_eq!(coordinated.len(), 10);
+    assert!(coordinated.iter().all(|r| r.contains(",true,")), "{coordinated:#?}");
     let out = lbsim(&["limit", "--pattern", "poisson:rate=5"]);
     assert_eq!(out.status.code(), Some(2));
     let one = lbsim_ok(&[

@@ -1,4 +1,4 @@
-//! The rate-limiting chapter's claims (`seeds/003`, §39.1–§39.17), each tested against simulation:
+//! The rate-limiting chapter's claims (`seeds/003`, §39.1–§39.21), each tested against simulation:
 //! `lbsim limit` without `--limiter`.
 //!
 //! A claim is data: a [`Claim`] (where and what is simulated, the chapter's statement, the
@@ -7,6 +7,8 @@
 //! `holds`. The sections below ([`SECTIONS`], in the table's order) simulate and state their
 //! claims. A new claim is one `out.push(Claim { .. }, simulated)` in the section of its chapter
 //! section (or a new section function added to [`SECTIONS`]), with the test its tolerance states.
+
+mod coordinated;
 
 use std::path::Path;
 
@@ -136,6 +138,10 @@ const SECTIONS: &[Section] = &[
     consistent_hashing,
     adaptive_throttling,
     distributed_limiting,
+    coordinated::skewed_gateways,
+    coordinated::synchronised_quotas,
+    coordinated::central_limiter,
+    coordinated::composite_layers,
     latency,
 ];
 
