@@ -33,6 +33,14 @@ pub fn cancel_point() {
     }
 }
 
+/// [`cancel_point`] at every [`EVERY`]-th step of a loop, `step` counted from 0.
+#[inline]
+pub fn cancel_every(step: u64) {
+    if step.is_multiple_of(EVERY) {
+        cancel_point();
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn cancelled() -> ! {

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::params;
 use super::{Cases, Command, Experiment, Planned};
-use crate::cancel::{EVERY, cancel_point};
+use crate::cancel::cancel_every;
 use crate::cli::BinsArgs;
 use crate::cli::Global;
 use crate::error::{UsageError, conflict};
@@ -129,9 +129,7 @@ pub fn max_load(n: usize, d: u32, variant: Variant, rng: &mut SimRng) -> u32 {
     let d = d as usize;
     let mut max = 0;
     for ball in 0..n as u64 {
-        if ball.is_multiple_of(EVERY) {
-            cancel_point();
-        }
+        cancel_every(ball);
         let best = match variant {
             Variant::Uniform => {
                 let mut best = uniform(rng, n);

@@ -28,7 +28,7 @@ use serde::Serialize;
 use super::common::{Common, check_memory, check_replications};
 use super::{Command, Direct, Experiment};
 use super::{Progress, params};
-use crate::cancel::{EVERY, cancel_point};
+use crate::cancel::{cancel_every, cancel_point};
 use crate::cli::Global;
 use crate::cli::HashArgs;
 use crate::error::{UsageError, conflict, too_large};
@@ -355,9 +355,7 @@ pub fn bounded(ring: &Ring, pct: u32, keys: u64, counts: &mut [u64]) -> Vec<u32>
     let n = counts.len() as u64;
     let mut owner = Vec::with_capacity(keys as usize);
     for (placed, key) in (0..keys).enumerate() {
-        if key.is_multiple_of(EVERY) {
-            cancel_point();
-        }
+        cancel_every(key);
         let s = ring.lookup_bounded(key_hash(key), |s| {
             counts[s] < haproxy_slots(pct, placed as u64, s as u64, 1, n)
         });

@@ -19,7 +19,7 @@ use super::Progress;
 use super::common::Common;
 use super::{Command, Direct, Experiment};
 use crate::admission::{Admission, AdmissionStats, Decision, Gate};
-use crate::cancel::{EVERY, cancel_point};
+use crate::cancel::{cancel_every, cancel_point};
 use crate::cli::Global;
 use crate::cli::LimitArgs;
 use crate::error::{UsageError, conflict, shown, too_large};
@@ -242,9 +242,7 @@ pub fn drive(adm: &Admission, times: &[f64], from: f64, capacity: f64, rng: SimR
     let mut pass = Pass::default();
     let mut pending: std::collections::VecDeque<(f64, bool)> = Default::default();
     for (i, &t) in times.iter().enumerate() {
-        if (i as u64).is_multiple_of(EVERY) {
-            cancel_point();
-        }
+        cancel_every(i as u64);
         while let Some(&(at, measured)) = pending.front().filter(|(at, _)| *at <= t) {
             gate.admitted(at, measured);
             pass.released.push(at);

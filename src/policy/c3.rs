@@ -226,7 +226,7 @@ impl RateControl {
     /// Takes a token at `t` if there is one (`tryAcquire` then `update`); otherwise the time
     /// until there is one.
     pub fn try_acquire(&mut self, t: f64, cfg: &C3Config) -> Result<(), f64> {
-        self.bucket.try_take(t).map_err(|tokens| (1.0 - tokens) * cfg.interval / self.rate)
+        self.bucket.try_take(t).map_err(|tokens| self.wait_for(tokens, cfg))
     }
 
     /// What [`Self::try_acquire`] at `t` would answer, the bucket left as it is: `None` when it
@@ -234,7 +234,13 @@ impl RateControl {
     #[inline]
     pub fn wait_at(&self, t: f64, cfg: &C3Config) -> Option<f64> {
         let tokens = self.bucket.level(t);
-        if tokens >= 1.0 { None } else { Some((1.0 - tokens) * cfg.interval / self.rate) }
+        if tokens >= 1.0 { None } else { Some(self.wait_for(tokens, cfg)) }
+    }
+
+    /// The time until a bucket holding `tokens` (fewer than one) holds a token.
+    #[inline]
+    fn wait_for(&self, tokens: f64, cfg: &C3Config) -> f64 {
+        (1.0 - tokens) * cfg.interval / self.rate
     }
 
     /// Counts `k` responses at `t` into the receive rate (`ReceiveRate.add`).

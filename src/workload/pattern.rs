@@ -7,7 +7,7 @@ use rand::RngExt;
 use serde::Serialize;
 
 use super::ArrivalSpec;
-use crate::cancel::{EVERY, cancel_point};
+use crate::cancel::cancel_every;
 use crate::error::KeyError;
 use crate::rng::SimRng;
 
@@ -165,7 +165,7 @@ impl Pattern {
     }
 
     /// The arrival times in `[0, duration)` (a trace: all of them). A random pattern looks at
-    /// [`crate::cancel::CANCEL`] every [`EVERY`] times it draws.
+    /// [`crate::cancel::CANCEL`] every [`crate::cancel::EVERY`] times it draws.
     pub fn times(&self, duration: f64, rng: &mut SimRng) -> Vec<f64> {
         let mut out = Vec::new();
         match self {
@@ -213,11 +213,9 @@ impl Pattern {
     }
 }
 
-/// Appends a drawn time, first looking at [`crate::cancel::CANCEL`] every [`EVERY`] times.
+/// Appends a drawn time, first looking at [`crate::cancel::CANCEL`] every [`crate::cancel::EVERY`] times.
 #[inline]
 fn push(out: &mut Vec<f64>, t: f64) {
-    if (out.len() as u64).is_multiple_of(EVERY) {
-        cancel_point();
-    }
+    cancel_every(out.len() as u64);
     out.push(t);
 }
