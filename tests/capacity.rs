@@ -143,7 +143,6 @@ fn capacity_refuses_bad_input_with_one_line() {
         (vec!["--target", "mean=3", "--over", "farm.groups.1.count"], "farm.groups.N.count"),
         (vec!["--target", "mean=3", "--plot", &out_dir], "--plot"),
         (vec!["--target", "success=0.9"], "[client]"),
-        (vec!["--target", "mean=3", "--shard", "0/2"], "--shard"),
     ] {
         let mut all = vec!["capacity", &file];
         all.extend_from_slice(&args);

@@ -191,7 +191,32 @@ fn a_merge_draws_the_figure_of_the_whole() {
     assert_eq!(read(&merged), read(&whole));
     let bins = shards(&dir, &["bins", "--n", "100", "--seeds", "2"], 1);
     let refusal = merge(&[&bins[0]], &["--plot", merged.to_str().unwrap()]);
-    refused(&refusal, "fixed, stale, homo, hetero and run only");
+    refused(&refusal, "fixed, stale, homo, hetero, run and capacity only");
+}
+
+/// `capacity`'s tasks are its policies, each bisected whole where its shard runs: the shards
+/// merged give the whole command's bytes, and its figure. Three policies, so that with N = 7
+/// some shards hold none.
+#[test]
+fn capacity_shards_merge_to_the_whole() {
+    let dir = scratch("capacity");
+    let file = dir.join("c.toml");
+    std::fs::write(
+        &file,
+        "policies = [\"random\", \"p2c\", \"jsq\"]\n[farm]\ngroups = [{ count = 10, rate = 1.0 }]\n\
+         [run]\nrequests = 2000\nwarmup = 200\nseeds = 3\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let args = ["capacity", file, "--target", "mean=3", "--max-requests", "8000"];
+    merged_equals_whole("capacity", &args);
+    let whole = dir.join("whole.svg");
+    lbsim_ok(&[&args[..], &["--plot", whole.to_str().unwrap()]].concat());
+    let files = shards(&dir, &args, 2);
+    let merged = dir.join("merged.svg");
+    merge_ok(&files.iter().collect::<Vec<_>>(), &["--plot", merged.to_str().unwrap()]);
+    let read = |p: &PathBuf| std::fs::read_to_string(p).unwrap();
+    assert_eq!(read(&merged), read(&whole));
 }
 
 #[test]

@@ -17,15 +17,20 @@
 //! the threshold lies in: between that value and the nearest one at which it failed. Bisection
 //! stops when the bracket is at most `--precision` wide (a count stops at adjacent counts).
 //!
-//! `capacity` cannot be split into shards: each probe depends on the verdict of the one before.
+//! Each policy's search depends on its own verdicts alone, so the policies are the command's
+//! tasks: `--shard K/N` runs the searches of the policies whose index modulo `N` is `K` (each
+//! bisected whole, its probes in this process) and records each search; `merge` makes the rows
+//! from them, the bytes of the unsharded command. A search cannot be split further: each probe
+//! depends on the verdict of the one before.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::common::{Common, RunConfig};
+use super::plan::{Merged, Plan, Tasks};
 use super::run::Point;
 use super::run::validate::{check_set_keys, resolve_point};
-use super::{Command, Direct, Experiment, Progress, Scenario, ordered, run_replication};
+use super::{Command, Experiment, Planned, Progress, Scenario, ordered, run_replication};
 use crate::args::Metric;
 use crate::cli::{CapacityArgs, Global};
 use crate::error::{KeyError, ScenarioError, UsageError, bad, conflict};
@@ -177,17 +182,68 @@ impl Command for Capacity {
     }
 }
 
-impl Direct for Capacity {
-    fn run(
+/// `capacity`'s plan: one task per policy, its whole bisection.
+#[derive(Debug)]
+pub struct Searches(pub Box<CapacityConfig>);
+
+impl Tasks for Searches {
+    type Results = Vec<Search>;
+
+    /// Every policy's search, bisected together a step at a time.
+    fn execute(&self, c: &Common, progress: Progress) -> Vec<Search> {
+        let all: Vec<usize> = (0..self.0.policies.len()).collect();
+        search(&self.0, c, &all, progress)
+    }
+
+    /// The replications of the searches at most: both ends of the range and one probe per
+    /// bisection step, each at `--requests` (probes that double add theirs as they go).
+    fn replications(&self, seeds: u64) -> u64 {
+        self.0.policies.len() as u64 * self.per_task(seeds)
+    }
+
+    fn into_plan(self) -> Plan {
+        Plan::Searches(self)
+    }
+
+    fn typed<'a>(plan: &'a Plan, merged: &'a Merged) -> Option<(&'a Self, &'a Vec<Search>)> {
+        match (plan, merged) {
+            (Plan::Searches(plan), Merged::Searches(searches)) => Some((plan, searches)),
+            _ => None,
+        }
+    }
+}
+
+impl Searches {
+    /// The replications one policy's search starts with: both ends and every bisection step.
+    pub fn per_task(&self, seeds: u64) -> u64 {
+        let [lo, hi] = self.0.range;
+        let steps = ((hi - lo) / self.0.precision.max(1e-9)).log2().ceil().max(0.0) as u64;
+        seeds * (2 + steps)
+    }
+
+    /// The search of policy `task` alone: the same as in a run of every policy.
+    pub fn task(&self, c: &Common, task: u64, progress: Progress) -> Search {
+        search(&self.0, c, &[task as usize], progress).remove(0)
+    }
+}
+
+impl Planned for Capacity {
+    type Tasks = Searches;
+
+    fn plan(cfg: &CapacityConfig) -> Searches {
+        Searches(Box::new(cfg.clone()))
+    }
+
+    fn merge(
         cfg: &CapacityConfig,
         c: &Common,
-        progress: Progress,
+        _: &Searches,
+        searches: &Vec<Search>,
     ) -> (Vec<CapacityRow>, Report, u64) {
-        let (searches, events) = search(cfg, c, progress);
         let mut rows = Vec::new();
         let mut marks = Vec::new();
         let mut warnings = Vec::new();
-        for (label, s) in cfg.policies.iter().zip(&searches) {
+        for (label, s) in cfg.policies.iter().zip(searches) {
             let (row, note) = s.row(cfg, label, c.seeds);
             if let Some(note) = &note {
                 warnings.push(format!("warning: policy {label}: {note}"));
@@ -210,20 +266,7 @@ impl Direct for Capacity {
             format_number(cfg.goal),
             cfg.over
         ));
-        (rows, report, events)
-    }
-
-    fn replications(cfg: &CapacityConfig, seeds: u64) -> u64 {
-        let [lo, hi] = cfg.range;
-        let steps = ((hi - lo) / cfg.precision.max(1e-9)).log2().ceil().max(0.0) as u64;
-        cfg.policies.len() as u64 * seeds * (2 + steps)
-    }
-
-    fn not_planned() -> UsageError {
-        super::plan::not_sharded(
-            "capacity",
-            "chooses each probe from the verdict of the one before (bisection), which no shard sees",
-        )
+        (rows, report, searches.iter().map(|s| s.events).sum())
     }
 }
 
@@ -461,7 +504,7 @@ fn point_at(cfg: &CapacityConfig, x: f64, requests: u64) -> Result<Point, UsageE
 // ===== the search =====
 
 /// What one probe found.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Verdict {
     /// The interval lies below the target (above it for `success`), and the run is steady.
     Holds,
@@ -473,12 +516,13 @@ pub enum Verdict {
 
 /// A probe's verdict with the metric's estimate, its 95% half-width and the measured arrivals
 /// per replication it took.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Probe {
     /// The verdict.
     pub verdict: Verdict,
-    /// The pooled metric.
-    pub estimate: f64,
+    /// The pooled metric; `None` when the probe measured no number (a value the scenario
+    /// refused).
+    pub estimate: Option<f64>,
     /// Its 95% half-width over replications.
     pub ci95: Option<f64>,
     /// Measured arrivals per replication.
@@ -521,20 +565,20 @@ fn metric_of(metric: Metric, r: &crate::stats::RepStats) -> f64 {
 }
 
 /// Runs the probes `(policy, value)`, each doubling its requests until decided or at
-/// `--max-requests`; returns their verdicts and the events simulated.
+/// `--max-requests`; returns their verdicts and the events each simulated.
 fn probe(
     cfg: &CapacityConfig,
     c: &Common,
     probes: &[(usize, f64)],
     progress: Progress,
-) -> (Vec<Probe>, u64) {
+) -> (Vec<Probe>, Vec<u64>) {
     let seeds = c.seeds as usize;
     let extra: Vec<f64> = match cfg.metric {
         Metric::Quantile(q) => vec![q],
         _ => Vec::new(),
     };
     let mut out: Vec<Option<Probe>> = vec![None; probes.len()];
-    let mut events = 0;
+    let mut events = vec![0; probes.len()];
     let mut requests = cfg.requests;
     let mut pending: Vec<usize> = (0..probes.len()).collect();
     while !pending.is_empty() {
@@ -559,7 +603,7 @@ fn probe(
             },
             |t, r| {
                 if let Some(r) = r {
-                    events += r.events;
+                    events[pending[t / seeds]] += r.events;
                     let (tally, values) = &mut tallies[t / seeds];
                     tally.add(&r);
                     values.push(metric_of(cfg.metric, &r));
@@ -576,6 +620,9 @@ fn probe(
                 }
                 None => (Verdict::Fails, f64::NAN, None, true),
             };
+            // What JSON can hold, for a shard's record: a number that is not finite is none.
+            let estimate = Some(estimate).filter(|e| e.is_finite());
+            let ci95 = ci95.filter(|h| h.is_finite());
             if verdict == Verdict::Undecided && requests < cfg.max_requests {
                 next.push(j);
             } else {
@@ -590,7 +637,7 @@ fn probe(
 }
 
 /// How a policy's search ended.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub enum End {
     /// Still bisecting.
     Open,
@@ -605,7 +652,8 @@ pub enum End {
 }
 
 /// One policy's bisection: the value where the target last held, the one where it last failed.
-#[derive(Debug, Clone)]
+/// It is what a shard records of its task.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Search {
     /// Where it holds (the better end first).
     pub good: f64,
@@ -617,22 +665,26 @@ pub struct Search {
     pub probes: u32,
     /// The most measured arrivals per replication a probe needed.
     pub requests: u64,
+    /// Events simulated by its probes.
+    pub events: u64,
 }
 
-/// Every policy's search, bisecting all of them a step at a time; with the events simulated.
-fn search(cfg: &CapacityConfig, c: &Common, progress: Progress) -> (Vec<Search>, u64) {
+/// The searches of `policies` (indices into the file's), bisecting all of them a step at a
+/// time. A policy's search reads only its own verdicts, so it is the same whichever policies
+/// are searched with it.
+fn search(cfg: &CapacityConfig, c: &Common, policies: &[usize], progress: Progress) -> Vec<Search> {
     let [lo, hi] = cfg.range;
     // The better end: the lowest load, or the most servers.
     let (good, bad) = if cfg.axis.is_count() { (hi, lo) } else { (lo, hi) };
-    let n = cfg.policies.len();
-    let mut searches: Vec<Search> =
-        (0..n).map(|_| Search { good, bad, end: End::Open, probes: 0, requests: 0 }).collect();
-    let ends: Vec<(usize, f64)> = (0..n).flat_map(|p| [(p, good), (p, bad)]).collect();
-    let (verdicts, mut events) = probe(cfg, c, &ends, progress);
-    for (p, s) in searches.iter_mut().enumerate() {
-        let (at_good, at_bad) = (verdicts[2 * p], verdicts[2 * p + 1]);
+    let fresh = Search { good, bad, end: End::Open, probes: 0, requests: 0, events: 0 };
+    let mut searches = vec![fresh; policies.len()];
+    let ends: Vec<(usize, f64)> = policies.iter().flat_map(|&p| [(p, good), (p, bad)]).collect();
+    let (verdicts, events) = probe(cfg, c, &ends, progress);
+    for (k, s) in searches.iter_mut().enumerate() {
+        let (at_good, at_bad) = (verdicts[2 * k], verdicts[2 * k + 1]);
         s.probes = 2;
         s.requests = at_good.requests.max(at_bad.requests);
+        s.events = events[2 * k] + events[2 * k + 1];
         s.end = match (at_good.verdict, at_bad.verdict) {
             (Verdict::Fails, _) => End::Nowhere(at_good),
             (Verdict::Undecided, _) => End::Undecided(good, at_good),
@@ -646,25 +698,27 @@ fn search(cfg: &CapacityConfig, c: &Common, progress: Progress) -> (Vec<Search>,
         };
     }
     loop {
-        let mut asked = Vec::new();
-        for (p, s) in searches.iter_mut().enumerate() {
+        // (position in `searches`, (policy, value probed))
+        let mut asked: Vec<(usize, (usize, f64))> = Vec::new();
+        for (k, s) in searches.iter_mut().enumerate() {
             if !matches!(s.end, End::Open) {
                 continue;
             }
             match midpoint(s.good, s.bad, cfg.precision, cfg.axis.is_count()) {
-                Some(mid) => asked.push((p, mid)),
+                Some(mid) => asked.push((k, (policies[k], mid))),
                 None => s.end = End::Answer,
             }
         }
         if asked.is_empty() {
             break;
         }
-        let (verdicts, e) = probe(cfg, c, &asked, progress);
-        events += e;
-        for (&(p, mid), v) in asked.iter().zip(verdicts) {
-            let s = &mut searches[p];
+        let probes: Vec<(usize, f64)> = asked.iter().map(|&(_, probe)| probe).collect();
+        let (verdicts, events) = probe(cfg, c, &probes, progress);
+        for ((&(k, (_, mid)), v), e) in asked.iter().zip(verdicts).zip(events) {
+            let s = &mut searches[k];
             s.probes += 1;
             s.requests = s.requests.max(v.requests);
+            s.events += e;
             match v.verdict {
                 Verdict::Holds => s.good = mid,
                 Verdict::Fails => s.bad = mid,
@@ -672,7 +726,7 @@ fn search(cfg: &CapacityConfig, c: &Common, progress: Progress) -> (Vec<Search>,
             }
         }
     }
-    (searches, events)
+    searches
 }
 
 /// The next value to probe between `good` and `bad`, or `None` when they are within `precision`
@@ -701,11 +755,12 @@ impl Search {
         let [lo, hi] = cfg.range.map(format_number);
         let shown = |p: &Probe| {
             let unsteady = if p.steady { "" } else { ", not steady" };
+            let Some(estimate) = p.estimate else {
+                return format!("no measurement{unsteady}");
+            };
             match p.ci95 {
-                Some(h) => {
-                    format!("{} +- {}{unsteady}", format_number(p.estimate), format_number(h))
-                }
-                None => format!("{}{unsteady}", format_number(p.estimate)),
+                Some(h) => format!("{} +- {}{unsteady}", format_number(estimate), format_number(h)),
+                None => format!("{}{unsteady}", format_number(estimate)),
             }
         };
         let metric = metric_name(cfg);

@@ -211,7 +211,7 @@ commands! {
     Subset("subset") => run subset::Subset,
     Hash("hash") => run hash::Hash,
     Limit("limit") => run limit::Limit,
-    Capacity("capacity") => run capacity::Capacity,
+    Capacity("capacity") => plan capacity::Capacity,
 }
 
 /// What a command produced: its typed rows and the report built from them.

@@ -1,5 +1,5 @@
 //! The tasks of a command, the one form in which a planned command runs: a [`Plan`] lists its
-//! tasks (one per scenario and replication), [`Plan::execute`] runs them all in this process
+//! tasks (one per scenario and replication; `capacity`: one per policy, its whole search), [`Plan::execute`] runs them all in this process
 //! (`--shard` runs some of them), and [`Merged`] holds every task's result, added up in task
 //! order, from which the command's [`Planned::merge`](super::Planned::merge) makes its rows. Each
 //! command gives its own plan with [`Planned::plan`](super::Planned::plan).
@@ -7,6 +7,7 @@
 use rayon::prelude::*;
 
 use super::bins::{self, Variant};
+use super::capacity::{Search, Searches};
 use super::{Common, Config, Outcome, Progress, Results, RunConfig, Scenario};
 use crate::error::UsageError;
 
@@ -35,6 +36,8 @@ pub enum Plan {
     Queueing(Queueing),
     /// `bins`: its cases.
     Bins(Cases),
+    /// `capacity`: its policies' searches.
+    Searches(Searches),
 }
 
 /// The tasks' results, added up in task order as they were read.
@@ -44,6 +47,8 @@ pub enum Merged {
     Outcomes(Vec<Outcome>),
     /// `bins`: max loads, in task order.
     Loads(Vec<u32>),
+    /// `capacity`: each policy's search, in policy order.
+    Searches(Vec<Search>),
 }
 
 /// A kind of plan: what its tasks add up to, how a whole run executes them, and its place in
@@ -166,17 +171,35 @@ impl Plan {
             Plan::Queueing(Queueing { runs, adaptive: [auto, precision], .. }) => {
                 runs.iter().try_for_each(|run| check_run(run, auto, precision))
             }
-            Plan::Bins(_) => Ok(()),
+            Plan::Bins(_) | Plan::Searches(_) => Ok(()),
         }
     }
 
-    /// The number of tasks: scenarios (or cases) times replications.
+    /// The number of tasks: scenarios (or cases) times replications; `capacity`'s policies.
     pub fn tasks(&self, c: &Common) -> u64 {
         let scenarios = match self {
             Plan::Queueing(plan) => plan.scenarios.len(),
             Plan::Bins(cases) => cases.0.len(),
+            Plan::Searches(searches) => searches.0.policies.len(),
         };
-        scenarios as u64 * c.seeds
+        scenarios as u64 * self.per_scenario(c)
+    }
+
+    /// The tasks of one scenario: its replications (`--seeds`); `capacity`'s one search per
+    /// policy. Task `i` is task `i % per_scenario` of scenario `i / per_scenario`.
+    pub fn per_scenario(&self, c: &Common) -> u64 {
+        match self {
+            Plan::Queueing(_) | Plan::Bins(_) => c.seeds,
+            Plan::Searches(_) => 1,
+        }
+    }
+
+    /// The replications one task starts with: one, or a whole search's.
+    pub fn per_task(&self, seeds: u64) -> u64 {
+        match self {
+            Plan::Queueing(_) | Plan::Bins(_) => 1,
+            Plan::Searches(searches) => searches.per_task(seeds),
+        }
     }
 
     /// The replications a whole run of the plan starts with ([`Tasks::replications`]).
@@ -184,6 +207,7 @@ impl Plan {
         match self {
             Plan::Queueing(plan) => plan.replications(seeds),
             Plan::Bins(cases) => cases.replications(seeds),
+            Plan::Searches(searches) => searches.replications(seeds),
         }
     }
 
@@ -192,6 +216,7 @@ impl Plan {
         match self {
             Plan::Queueing(plan) => Merged::Outcomes(plan.execute(c, progress)),
             Plan::Bins(cases) => Merged::Loads(cases.execute(c, progress)),
+            Plan::Searches(searches) => Merged::Searches(searches.execute(c, progress)),
         }
     }
 }

@@ -27,6 +27,7 @@ use super::{Plan, plan_hash};
 use crate::cli::{Cli, Command, MergeArgs};
 use crate::error::{UsageError, shown};
 use crate::experiment::Config;
+use crate::experiment::capacity::Search;
 use crate::experiment::{Fold, Merged, Queueing};
 use crate::input::{self, LineLimit, RECORD_LINE};
 use crate::stats::RepStats;
@@ -161,6 +162,11 @@ pub fn read(cli: &Cli, args: &MergeArgs) -> Result<(Config, Merged), UsageError>
             })?;
             Merged::Outcomes(folds.into_iter().map(|f| f.finish(0)).collect())
         }
+        Plan::Searches(_) => {
+            let mut searches = Vec::new();
+            collect(&mut inputs, &manifest, 1, |_, s: Search| searches.push(s))?;
+            Merged::Searches(searches)
+        }
     };
     Ok((cfg, merged))
 }
@@ -226,11 +232,12 @@ fn command(merge: &Cli, args: &MergeArgs, m: &Manifest, name: &str) -> Result<Co
             Command::Homo(a) => a.plot = Some(plot.clone()),
             Command::Hetero(a) => a.plot = Some(plot.clone()),
             Command::Run(a) => a.plot = Some(plot.clone()),
+            Command::Capacity(a) => a.plot = Some(plot.clone()),
             _ => {
                 return Err(UsageError::Conflict {
                     option: "--plot".into(),
                     rule: format!(
-                        "draws the figure of fixed, stale, homo, hetero and run only; {name} holds shards of `lbsim {}`",
+                        "draws the figure of fixed, stale, homo, hetero, run and capacity only; {name} holds shards of `lbsim {}`",
                         shown(&m.command.join(" "))
                     ),
                 });

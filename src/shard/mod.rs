@@ -3,8 +3,9 @@
 //! A simulating command is a list of *tasks*, one per (scenario, replication), numbered in the
 //! order one process merges them: task `i` is replication `i % seeds` of scenario `i / seeds`,
 //! scenarios in row order (`run`: the policies of each sweep point, point by point; `bins`: its
-//! cases). Every task's random streams are keyed by (seed, scenario, replication) alone, so a task
-//! gives the same bits wherever it runs.
+//! cases; `capacity`: one task per policy, its whole bisection, recorded as replication 0 of
+//! scenario `i`). Every task's random streams are keyed by (seed, scenario, replication) alone,
+//! so a task gives the same bits wherever it runs.
 //!
 //! `--shard K/N` runs only the tasks whose index modulo `N` is `K`, and writes its *raw records*
 //! (JSON Lines, [`records`]) instead of rows: a manifest line (the lbsim version, the command line,
@@ -115,7 +116,10 @@ impl Invocation {
         match self {
             Invocation::Whole(cfg) => experiment::replications(cfg),
             Invocation::Shard { cfg, shard, .. } => {
-                Plan::of(cfg).map_or(0, |p| shard.tasks(p.tasks(&cfg.common)).count() as u64)
+                let seeds = cfg.common.seeds;
+                Plan::of(cfg).map_or(0, |p| {
+                    shard.tasks(p.tasks(&cfg.common)).count() as u64 * p.per_task(seeds)
+                })
             }
             Invocation::Merge { .. } => 0,
         }

@@ -31,6 +31,7 @@ use xxhash_rust::xxh64::xxh64;
 
 use super::{Plan, Shard, plan_hash, run_shard, run_task};
 use crate::experiment::Config;
+use crate::experiment::capacity::Search;
 use crate::experiment::{Cases, Progress, Queueing, bins};
 use crate::stats::RepStats;
 
@@ -93,6 +94,18 @@ pub trait Record: Serialize + DeserializeOwned {
 
 impl Record for u32 {
     fn damage(&self) -> Option<String> {
+        None
+    }
+}
+
+impl Record for Search {
+    fn damage(&self) -> Option<String> {
+        if !(self.good.is_finite() && self.bad.is_finite()) {
+            return Some(format!("its bracket [{:e}, {:e}] is not finite", self.good, self.bad));
+        }
+        if self.probes < 2 {
+            return Some(format!("it ran {} probes; a search probes both ends", self.probes));
+        }
         None
     }
 }
@@ -251,6 +264,20 @@ pub(super) fn write(
             },
             |i, text| {
                 events += cases[(i / c.seeds) as usize].0;
+                count += 1;
+                put(&text);
+            },
+        ),
+        Plan::Searches(searches) => run_shard(
+            c,
+            tasks,
+            shard,
+            |i| {
+                let s = searches.task(c, i, progress);
+                (s.events, task_line(i, s, 1))
+            },
+            |_, (e, text)| {
+                events += e;
                 count += 1;
                 put(&text);
             },
