@@ -12,6 +12,7 @@
 use std::path::Path;
 
 use lbsim::experiment::Scenario;
+use lbsim::lifecycle::{Client, Lifecycle};
 use lbsim::model::{Class, Classes, Discipline, Farm};
 use lbsim::policy::PolicyKind;
 use lbsim::stats::RepStats;
@@ -29,6 +30,7 @@ fn two(shares: [f64; 2], laws: [Option<Service>; 2], weights: [f64; 2]) -> Class
         priority: k as u32,
         weight: weights[k],
         service: laws[k].clone(),
+        timeout: None,
     };
     Classes {
         classes: vec![class(0, "interactive"), class(1, "batch")],
@@ -211,10 +213,17 @@ fn bad_classes_are_refused_naming_the_key() {
         ("name = \"batch\"", "name = \"interactive\"", "classes[1].name: two classes are named"),
         ("priority = 1", "priority = 1\nnice = 20", "classes[1].nice: expected -20 to 19"),
         ("priority = 1", "priority = 1\nweight = 0.0", "classes[1].weight: expected a weight > 0"),
+        ("priority = 1", "priority = 1\ntimeout = 0.0", "classes[1].timeout: expected a time > 0"),
+        ("priority = 1", "priority = 1\ntimeout = -1.0", "classes[1].timeout: expected a time > 0"),
         (
-            "priority = 1",
-            "priority = 1\ntimeout = 5.0",
-            "classes[1].timeout: a per-class timeout is not simulated yet",
+            "discipline = \"priority\"",
+            "discipline = \"priority\"\nqueue_limit = 5",
+            "farm.queue_limit: a queue limit with [[classes]] is not simulated yet",
+        ),
+        (
+            "rate = 1.0 }",
+            "rate = 1.0, error = 0.01 }",
+            "farm.groups: group 'g0': an error or a delay with [[classes]]",
         ),
         (
             "service = { kind = \"det\" }",
@@ -283,4 +292,194 @@ fn aging_bounds_the_lowest_class_wait_where_plain_priority_lets_it_grow() {
         plain_max.push(plain.iter().map(|p| p.1).fold(0.0, f64::max));
     }
     assert!(plain_max[1] > plain_max[0], "plain priority's maximum grows: {plain_max:?}");
+}
+
+// ===== Classes with the request lifecycle (SPEC §13 with §11) =====
+
+/// `farm(n, load, 1, d, classes)` with a request lifecycle whose client is `client` (no
+/// errors, delays or queue limit); class `k`'s timeout is `timeouts[k]`.
+fn timed(
+    n: usize,
+    load: f64,
+    d: Discipline,
+    mut classes: Classes,
+    timeouts: [Option<f64>; 2],
+    client: Client,
+) -> Scenario {
+    for (c, t) in classes.classes.iter_mut().zip(timeouts) {
+        c.timeout = t;
+    }
+    let l = Lifecycle {
+        error: vec![0.0; n],
+        delay: vec![0.0; n],
+        queue_limit: None,
+        changes: Vec::new(),
+        client,
+        health: None,
+    };
+    let mut sc = farm(n, load, 1, d, classes);
+    sc.farm.lifecycle = Some(Box::new(l));
+    sc
+}
+
+/// What `reps` counted for class `k`, summed.
+fn counted(reps: &[RepStats], k: usize) -> lbsim::lifecycle::LifecycleStats {
+    pooled(reps).classes[k].lifecycle
+}
+
+#[test]
+fn a_low_class_timeout_that_never_fires_changes_nothing() {
+    // M/M/1 servers (50 under random) with non-preemptive priority. A lifecycle whose only
+    // rule is a timeout of 1e12 on the low class (longer than any run) never acts: the first
+    // attempt's demand is the workload's, classes and coins come from their own streams, so
+    // every sojourn is the same, bit for bit, pooled and per class, as without a lifecycle.
+    let two = || two(SHARES, [None, None], [1.0, 1.0]);
+    let run = run_length(10_000, 200_000);
+    let plain = replicate(farm(50, LOAD, 1, Discipline::Priority, two()), &run, 2, 21);
+    let client = Client { cancel: true, ..Client::default() };
+    let sc = timed(50, LOAD, Discipline::Priority, two(), [None, Some(1e12)], client);
+    let timed = replicate(sc, &run, 2, 21);
+    for (a, b) in plain.iter().zip(&timed) {
+        assert_eq!((a.requests, a.sum.to_bits()), (b.requests, b.sum.to_bits()));
+        for k in 0..2 {
+            let (x, y) = (&a.classes[k], &b.classes[k]);
+            assert_eq!((x.requests, x.sum.to_bits()), (y.requests, y.sum.to_bits()), "{k}");
+            assert_eq!(x.quantile(0.99), y.quantile(0.99), "class {k}");
+        }
+    }
+    // Every request succeeded at its first attempt.
+    for k in 0..2 {
+        let l = counted(&timed, k);
+        assert_eq!((l.successes, l.attempts, l.timeouts), (l.requests, l.requests, 0), "{k}");
+    }
+    let all = pooled(&timed).lifecycle;
+    assert_eq!(all.requests, 400_000);
+    assert_eq!(counted(&timed, 0).requests + counted(&timed, 1).requests, all.requests);
+}
+
+#[test]
+fn preemptive_priority_keeps_the_high_class_m_m_1_when_the_low_class_times_out() {
+    // Preemptive resume: class 0 never sees class 1, so each server is M/M/1 for class 0
+    // alone at sigma_0 = 0.18, T_0 = 1/(1 - 0.18) = 1.220 (Cobham, Kleinrock vol. 2 §3.7),
+    // whatever class 1 does. Class 1 (T_1 = 3.05 without timeouts) gets a timeout of 3 with
+    // `cancel`: its attempts leave queues, some preempted part-way, and some in service.
+    // Without retries the policy draws no more coins, so class 0's sojourns are the same
+    // bits as without the timeout; its mean is checked against M/M/1 within five standard
+    // errors of the replications' means (each replication an independent run, their spread
+    // the run length's own noise; the non-preemptive value 1.732 is 42% away).
+    let two = || two(SHARES, [None, None], [1.0, 1.0]);
+    let run = run_length(100_000, 1_000_000);
+    let d = Discipline::PriorityPreemptive;
+    let plain = replicate(farm(50, LOAD, 1, d, two()), &run, 8, 22);
+    let client = Client { cancel: true, ..Client::default() };
+    let cut = replicate(timed(50, LOAD, d, two(), [None, Some(3.0)], client.clone()), &run, 8, 22);
+    for (a, b) in plain.iter().zip(&cut) {
+        assert_eq!(a.classes[0].sum.to_bits(), b.classes[0].sum.to_bits());
+    }
+    check(&cut, Some(0), 1.0 / (1.0 - 0.18), "class 0 with class 1 timing out");
+    let low = counted(&cut, 1);
+    // The timeout fires: P(T_1 > 3) is about a quarter; at least a tenth of 5.6M requests.
+    assert!(low.timeouts > low.requests / 10, "{low:?}");
+    assert_eq!(low.successes + low.timeouts, low.requests);
+    // With one retry the policy draws more coins (class 0's servers change), but class 0
+    // still sees M/M/1 at 0.18.
+    let retry = Client { retries: 1, ..client };
+    let cut = replicate(timed(50, LOAD, d, two(), [None, Some(3.0)], retry), &run, 8, 23);
+    check(&cut, Some(0), 1.0 / (1.0 - 0.18), "class 0 with class 1 retrying");
+    assert!(counted(&cut, 1).attempts > counted(&cut, 1).requests);
+}
+
+#[test]
+fn a_class_timeout_cancels_only_its_own_class() {
+    // Non-preemptive priority at load 0.6, `cancel = true`. A timeout of 1.5 on the low class
+    // alone: the high class never times out, its success is 1 exactly, and every timeout is
+    // the low class's. Then the class timeout replaces the client's, even when longer: the
+    // client's 1.0 and the high class's 1e12 leave the high class untouched while the low
+    // class, on the client's 1.0, times out.
+    let two = || two(SHARES, [None, None], [1.0, 1.0]);
+    let run = run_length(10_000, 200_000);
+    let d = Discipline::Priority;
+    let cancel = Client { cancel: true, ..Client::default() };
+    let cases = [
+        ([None, Some(1.5)], cancel.clone()),
+        ([Some(1e12), None], Client { timeout: 1.0, ..cancel }),
+    ];
+    for (timeouts, client) in cases {
+        let reps = replicate(timed(50, LOAD, d, two(), timeouts, client), &run, 4, 24);
+        let (high, low) = (counted(&reps, 0), counted(&reps, 1));
+        assert_eq!((high.successes, high.timeouts), (high.requests, 0), "{timeouts:?}");
+        assert!(low.timeouts > low.requests / 10, "{timeouts:?}: {low:?}");
+        assert_eq!(low.successes + low.timeouts, low.requests, "{timeouts:?}");
+        assert_eq!(pooled(&reps).lifecycle.timeouts, low.timeouts);
+        // With `cancel` no low-class request succeeds after its timeout: the largest
+        // sojourn is below it (exactly, per request).
+        let limit = timeouts[1].unwrap_or(1.0);
+        let hi = pooled(&reps).classes[1].range.unwrap().1;
+        assert!(hi <= limit, "{timeouts:?}: {hi}");
+    }
+}
+
+#[test]
+fn cancelled_requests_leave_fair_and_cfs_servers_and_counts_conserve() {
+    // 10 servers at load 0.9 under fair queueing and CFS (weights 3:1): the low class's
+    // timeout of 4 with `cancel` takes its attempts out of queues and service. Counts are
+    // exact: every measured request ends once, answered or timed out (no retries, errors or
+    // rejections), so per class requests = successes + timeouts, and the classes add up to
+    // the arrivals. A cancelled attempt's server stops working on it, so the busy time is
+    // below that of the same run without `cancel` (the same arrivals and demands, all served
+    // to the end there): by what the cancelled attempts still lacked, thousands of them.
+    let run = run_length(10_000, 100_000);
+    for d in [Discipline::Fair, Discipline::Cfs] {
+        let busy = |cancel: bool| {
+            let client = Client { cancel, ..Client::default() };
+            let sc =
+                timed(10, 0.9, d, two(SHARES, [None, None], [3.0, 1.0]), [None, Some(4.0)], client);
+            let reps = replicate(sc, &run, 4, 25);
+            let all = pooled(&reps).lifecycle;
+            assert_eq!(all.requests, 400_000, "{d:?}");
+            let mut sum = 0;
+            for k in 0..2 {
+                let l = counted(&reps, k);
+                assert_eq!(l.successes + l.timeouts, l.requests, "{d:?} class {k}");
+                assert_eq!((l.errors, l.attempts), (0, l.requests), "{d:?} class {k}");
+                sum += l.requests;
+            }
+            assert_eq!(sum, all.requests);
+            assert!(counted(&reps, 1).timeouts > 1000, "{d:?}: the timeout fires");
+            (all.busy, all.wasted)
+        };
+        let (kept, wasted) = busy(false);
+        let (cut, lost) = busy(true);
+        eprintln!("{d:?}: busy {kept} wasted {wasted}; with cancel busy {cut} wasted {lost}");
+        assert!(kept - cut > 1000.0, "{d:?}: {kept} {cut}");
+    }
+}
+
+#[test]
+fn classes_run_with_client_and_class_timeouts_per_class_rows() {
+    // Refused before classes worked with the request lifecycle: `[client]` with classes, and a
+    // class's `timeout`. A timeout on the batch class alone, with or without `[client]`: the
+    // rows carry the lifecycle's columns per class, and only the batch row has timeouts (the
+    // interactive class's success is 1 exactly). A timeout that never fires (1e9) gives the
+    // rows of a `[client]` without one, byte for byte.
+    let dir = Dir::new("classes-lifecycle");
+    let with_client = format!("{SCENARIO}[client]\ncancel = true\n");
+    let never = with_client.replacen("priority = 1", "priority = 1\ntimeout = 1e9", 1);
+    let a = lbsim_ok(&["run", &dir.file("a.toml", &with_client), "--format", "csv"]);
+    let b = lbsim_ok(&["run", &dir.file("b.toml", &never), "--format", "csv"]);
+    assert_eq!(a, b);
+    for text in [
+        SCENARIO.replacen("priority = 1", "priority = 1\ntimeout = 3.0", 1),
+        with_client.replacen("priority = 1", "priority = 1\ntimeout = 3.0", 1),
+    ] {
+        let csv = lbsim_ok(&["run", &dir.file("t.toml", &text), "--format", "csv"]);
+        assert_eq!(column(&csv, "class"), ["all", "interactive", "batch"]);
+        let timeouts: Vec<u64> =
+            column(&csv, "timeouts").iter().map(|x| x.parse().unwrap()).collect();
+        assert!(timeouts[2] > 0 && timeouts[1] == 0, "{csv}");
+        assert_eq!(timeouts[0], timeouts[2], "{csv}");
+        let success: Vec<f64> =
+            column(&csv, "success").iter().map(|x| x.parse().unwrap()).collect();
+        assert!(success[1] == 1.0 && success[2] < 1.0, "{csv}");
+    }
 }

@@ -17,7 +17,9 @@ use super::health::HealthView;
 use crate::lifecycle::budget::{RetryBudget, Throttle};
 use crate::lifecycle::health::HostState;
 use crate::lifecycle::{Lifecycle, LifecycleStats};
+use crate::model::Classes;
 use crate::rng::{SimRng, StreamKey};
+use crate::workload::Service;
 
 /// No attempt.
 pub(super) const NONE: u32 = u32::MAX;
@@ -35,6 +37,8 @@ pub(super) struct Request {
     pub(super) attempts: u32,
     /// The client that sends it (the policy's tag of its first attempt; 0 with one client).
     pub(super) client: u32,
+    /// Its traffic class (0 without classes).
+    pub(super) class: u32,
     /// The attempts the client waits for, latest first, linked by [`Attempt::next`]; [`NONE`]
     /// when there is none (more than one only with hedging).
     pub(super) live: u32,
@@ -86,6 +90,9 @@ pub(super) struct Attempt {
     pub(super) served: bool,
     /// The next attempt of its request that the client waits for ([`Request::live`]).
     pub(super) next: u32,
+    /// Its request's traffic class (0 without classes): kept here, as its request may be
+    /// finished and its number reused while the attempt is still served.
+    pub(super) class: u32,
 }
 
 /// What each client of a fleet keeps for itself, as each Envoy or gRPC channel does: its retry
@@ -130,6 +137,12 @@ pub(super) struct LifecycleState {
     /// Scratch room for the hosts given to a policy.
     pub(super) hosts: Vec<u32>,
     pub(super) stats: LifecycleStats,
+    /// With traffic classes (SPEC §13), each class's per-attempt timeout (0: the client's),
+    /// service law for retries and hedges (`None`: the scenario's), and counts; all empty
+    /// without classes.
+    pub(super) class_timeouts: Vec<f64>,
+    pub(super) class_laws: Vec<Option<Service>>,
+    pub(super) class_stats: Vec<LifecycleStats>,
 }
 
 impl LifecycleState {
@@ -164,6 +177,37 @@ impl LifecycleState {
             }),
             hosts: Vec::new(),
             stats: LifecycleStats::default(),
+            class_timeouts: Vec::new(),
+            class_laws: Vec::new(),
+            class_stats: Vec::new(),
+        }
+    }
+
+    /// The same with `classes`: each class's timeout, law and counts.
+    pub(super) fn with_classes(mut self, classes: &Classes) -> Self {
+        let cs = &classes.classes;
+        self.class_timeouts = cs.iter().map(|c| c.timeout.unwrap_or(0.0)).collect();
+        self.class_laws = cs.iter().map(|c| c.service.clone()).collect();
+        self.class_stats = vec![LifecycleStats::default(); cs.len()];
+        self
+    }
+
+    /// Counts with `f`, in the pooled counts and in class `class`'s (with classes).
+    #[inline]
+    pub(super) fn count(&mut self, class: u32, f: impl Fn(&mut LifecycleStats)) {
+        f(&mut self.stats);
+        if let Some(s) = self.class_stats.get_mut(class as usize) {
+            f(s);
+        }
+    }
+
+    /// The per-attempt timeout of class `class`'s requests: its own, else the client's (0:
+    /// none).
+    #[inline]
+    pub(super) fn timeout(&self, class: u32) -> f64 {
+        match self.class_timeouts.get(class as usize) {
+            Some(&t) if t > 0.0 => t,
+            _ => self.cfg.client.timeout,
         }
     }
 
@@ -184,15 +228,16 @@ impl LifecycleState {
         &mut self.clients[c]
     }
 
-    /// A request arrived at `t`, the `index`-th, with the demand `work`: its number. The job
-    /// that names it is on its way to a server.
-    pub(super) fn open(&mut self, t: f64, index: u64, work: f64) -> u32 {
+    /// A request arrived at `t`, the `index`-th, of class `class`, with the demand `work`: its
+    /// number. The job that names it is on its way to a server.
+    pub(super) fn open(&mut self, t: f64, index: u64, work: f64, class: u32) -> u32 {
         let r = Request {
             arrival: t,
             index,
             work,
             attempts: 0,
             client: 0,
+            class,
             live: NONE,
             done: false,
             deadline_pending: self.cfg.client.deadline > 0.0,

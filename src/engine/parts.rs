@@ -135,7 +135,11 @@ impl On {
         // The lifecycle's streams are seeded like the admission stage's, under their own names.
         let mut lifecycle = farm.lifecycle.as_ref().map(|l| {
             use rand::Rng;
-            Box::new(LifecycleState::new(l, &farm.rates, workload.clone().next_u64()))
+            let state = LifecycleState::new(l, &farm.rates, workload.clone().next_u64());
+            Box::new(match &farm.classes {
+                Some(c) => state.with_classes(c),
+                None => state,
+            })
         });
         let view = lifecycle.as_mut().and_then(|l| l.health.as_mut());
         let windows = (opts.series).map(|width| {
@@ -200,7 +204,11 @@ impl Parts for On {
 
     #[inline]
     fn left(&mut self, s: usize, qlen: u32, t: f64, job: &Job, sojourn: f64, measured: bool) {
-        if let Some(c) = &mut self.classes {
+        // With the lifecycle the job is an attempt: its class records the request's sojourn
+        // when it succeeds, not the attempt's.
+        if let Some(c) = &mut self.classes
+            && self.lifecycle.is_none()
+        {
             c.left(job.class, job.index, sojourn);
         }
         if let Some(w) = &mut self.windows {
@@ -255,6 +263,11 @@ impl Parts for On {
         }
         if let Some(c) = self.classes {
             stats.classes = c.finish();
+            if let Some(l) = &self.lifecycle {
+                for (k, counted) in stats.classes.iter_mut().zip(&l.class_stats) {
+                    k.lifecycle = *counted;
+                }
+            }
         }
         match self.windows.map(|w| w.finish(end)) {
             Some(Recorded::Memory(w)) => stats.windows = Some(w),

@@ -61,6 +61,15 @@ struct Waiting {
     left: f64,
 }
 
+/// A request's place in arrival order: its arrival at the server, then its index. Without the
+/// request lifecycle the index alone orders them (arrivals come in index order); with it the
+/// index names an attempt, whose numbers are reused, and the arrival orders them. Arrival
+/// times are non-negative, so their bits order like them.
+#[inline]
+fn order(job: &Job) -> (u64, u64) {
+    (job.arrival.to_bits(), job.index)
+}
+
 // ===== Priority: non-preemptive (with aging) and preemptive resume =====
 
 /// Per-server priority queues served by `c` workers each.
@@ -126,8 +135,8 @@ impl PriorityWorkers {
     fn enqueue(&mut self, s: usize, x: Waiting) {
         let l = self.level_of[x.job.class as usize] as usize;
         let q = &mut self.waiting[s * self.prio.len() + l];
-        // Arrivals come in index order, so this is the back but for a preempted request.
-        let at = q.partition_point(|y| y.job.index < x.job.index);
+        // Arrivals come in order, so this is the back but for a preempted request.
+        let at = q.partition_point(|y| order(&y.job) < order(&x.job));
         q.insert(at, x);
         self.queued[s] += 1;
     }
@@ -164,7 +173,7 @@ impl PriorityWorkers {
         (s * self.c..(s + 1) * self.c)
             .filter(|&w| self.workers[w].busy)
             .map(|w| {
-                (self.level_of[self.workers[w].job.class as usize], self.workers[w].job.index, w)
+                (self.level_of[self.workers[w].job.class as usize], order(&self.workers[w].job), w)
             })
             .max()
             .filter(|&(l, _, _)| l > level)
@@ -226,8 +235,37 @@ impl Servers for PriorityWorkers {
         unreachable!("rate changes under a class discipline are refused by validation")
     }
 
-    fn cancel(&mut self, _: usize, _: u64, _: f64, _: &mut Simulation<Versioned>) -> (Job, f64) {
-        unreachable!("classes with the request lifecycle are refused by validation")
+    fn cancel(
+        &mut self,
+        s: usize,
+        index: u64,
+        t: f64,
+        sim: &mut Simulation<Versioned>,
+    ) -> (Job, f64) {
+        let k = self.prio.len();
+        for q in &mut self.waiting[s * k..(s + 1) * k] {
+            if let Some(i) = q.iter().position(|x| x.job.index == index) {
+                // A preempted request has received the work it no longer lacks.
+                let x = q.remove(i).expect("a position found");
+                self.queued[s] -= 1;
+                return (x.job, x.job.work - x.left);
+            }
+        }
+        let w = (s * self.c..(s + 1) * self.c)
+            .find(|&w| self.workers[w].busy && self.workers[w].job.index == index)
+            .expect("a cancelled request is at its server");
+        let worker = self.workers[w];
+        let received = worker.job.work - (worker.done - t) * self.rates[s];
+        // As at a departure: the worker takes the next request by priority or goes idle (its
+        // pending departure is then stale: the worker is idle, or its version has moved on).
+        match self.next(s, t) {
+            Some(x) => self.start(s, w, x.job, x.left, t, sim),
+            None => {
+                self.workers[w].busy = false;
+                self.busy[s] -= 1;
+            }
+        }
+        (worker.job, received.max(0.0))
     }
 }
 
@@ -351,8 +389,41 @@ impl Servers for FairServers {
         unreachable!("rate changes under a class discipline are refused by validation")
     }
 
-    fn cancel(&mut self, _: usize, _: u64, _: f64, _: &mut Simulation<Versioned>) -> (Job, f64) {
-        unreachable!("classes with the request lifecycle are refused by validation")
+    fn cancel(
+        &mut self,
+        s: usize,
+        index: u64,
+        t: f64,
+        sim: &mut Simulation<Versioned>,
+    ) -> (Job, f64) {
+        let k = self.weights.len();
+        let (c, i) = (0..k)
+            .find_map(|c| {
+                self.queues[s * k + c].iter().position(|j| j.index == index).map(|i| (c, i))
+            })
+            .expect("a cancelled request is at its server");
+        self.present[s] -= 1;
+        if i > 0 {
+            // Waiting behind its class's head: nothing else changes.
+            let job = self.queues[s * k + c].remove(i).expect("a position found");
+            return (job, 0.0);
+        }
+        // The head, in service: it received its weight's share of the virtual time since it
+        // started; the next of its class starts now.
+        self.advance(s, t);
+        let v = self.virtual_time[s];
+        let w = self.weights[c];
+        let q = &mut self.queues[s * k + c];
+        let job = q.pop_front().expect("a head");
+        let received = job.work - (self.finish[s * k + c] - v) * w;
+        if let Some(next) = q.front() {
+            self.finish[s * k + c] = v + next.work / w;
+        }
+        if self.present[s] == 0 {
+            self.virtual_time[s] = 0.0;
+        }
+        self.reschedule(s, t, sim);
+        (job, received.max(0.0))
     }
 }
 
@@ -488,8 +559,42 @@ impl Servers for CfsServers {
         unreachable!("rate changes under a class discipline are refused by validation")
     }
 
-    fn cancel(&mut self, _: usize, _: u64, _: f64, _: &mut Simulation<Versioned>) -> (Job, f64) {
-        unreachable!("classes with the request lifecycle are refused by validation")
+    fn cancel(
+        &mut self,
+        s: usize,
+        index: u64,
+        t: f64,
+        sim: &mut Simulation<Versioned>,
+    ) -> (Job, f64) {
+        let k = self.weights.len();
+        let (c, p) = (0..k)
+            .find_map(|c| {
+                self.queues[s * k + c].iter().position(|j| j.index == index).map(|p| (c, p))
+            })
+            .expect("a cancelled request is at its server");
+        let i = s * k + c;
+        self.present[s] -= 1;
+        if p > 0 {
+            // Waiting behind its class's head: nothing else changes.
+            return (self.queues[i].remove(p).expect("a position found"), 0.0);
+        }
+        // The head: it lacks `left`, less what it received in the run in progress if its
+        // class is running (which ends now, its vruntime charged as at the end of a slice).
+        let mut left = self.left[i];
+        let running = self.running[s].filter(|run| run.class == c);
+        if let Some(run) = running {
+            let elapsed = t - run.from;
+            self.vruntime[i] += elapsed / self.weights[c];
+            left -= elapsed * self.rates[s];
+        }
+        let job = self.queues[i].pop_front().expect("a head");
+        if let Some(next) = self.queues[i].front() {
+            self.left[i] = next.work;
+        }
+        if running.is_some() {
+            self.pick(s, t, sim);
+        }
+        (job, (job.work - left).max(0.0))
     }
 }
 
@@ -511,6 +616,7 @@ mod tests {
                 priority,
                 weight,
                 service: None,
+                timeout: None,
             })
             .collect();
         Classes { classes, aging, slice: DEFAULT_SLICE }
@@ -548,6 +654,104 @@ mod tests {
             }
         }
         out
+    }
+
+    /// Runs one server through `jobs` as [`serve`] does and cancels request `index` at `at`;
+    /// returns the work it had received and the departures.
+    fn serve_cancel<V: Servers<Token = (u32, u32)>>(
+        mut v: V,
+        jobs: &[(f64, u32, f64)],
+        (index, at): (u64, f64),
+    ) -> (f64, Vec<(f64, u64)>) {
+        let mut sim = Simulation::new();
+        for (i, &(t, _, _)) in jobs.iter().enumerate() {
+            sim.schedule(SimTime::new(t), Event::Rate(i as u32)).unwrap();
+        }
+        sim.schedule(SimTime::new(at), Event::Timeout(0)).unwrap();
+        let (mut out, mut received) = (Vec::new(), f64::NAN);
+        while let Some(ev) = sim.next_event() {
+            let t = sim.now().get();
+            match ev {
+                Event::Rate(i) => {
+                    let (_, class, work) = jobs[i as usize];
+                    let job = Job { arrival: t, work, index: u64::from(i), tag: 0, class };
+                    v.arrive(0, job, t, &mut sim);
+                }
+                Event::Timeout(_) => {
+                    let (job, r) = v.cancel(0, index, t, &mut sim);
+                    assert_eq!(job.index, index);
+                    received = r;
+                }
+                Event::Departure(token) => {
+                    if let Some((_, j)) = v.depart(token, t, &mut sim) {
+                        out.push((t, j.index));
+                    }
+                }
+                _ => unreachable!(),
+            }
+        }
+        assert_eq!(v.len(0), 0, "the server ends empty");
+        (received, out)
+    }
+
+    #[test]
+    fn a_cancelled_request_leaves_a_priority_server() {
+        // Class 1 (work 2) from 0, class 0 (work 1) at 0.5, class 1 (work 1) at 0.6.
+        // Non-preemptive: cancelling the waiting class-0 request at 1 (0 received) leaves the
+        // others as if it never came; cancelling the one in service at 1 (1 received) starts
+        // the next by priority, the class-0 request, at once.
+        let c = classes(&[0, 1], &[1.0, 1.0], None);
+        let jobs = [(0.0, 1, 2.0), (0.5, 0, 1.0), (0.6, 1, 1.0)];
+        let np = || PriorityWorkers::new(&[1.0], 1, &c, false);
+        assert_eq!(serve_cancel(np(), &jobs, (1, 1.0)), (0.0, vec![(2.0, 0), (3.0, 2)]));
+        assert_eq!(serve_cancel(np(), &jobs, (0, 1.0)), (1.0, vec![(2.0, 1), (3.0, 2)]));
+        // Preemptive resume: the class-0 arrival at 0.5 takes the worker; the preempted
+        // request, waiting with 1.5 left, is cancelled at 1 having received 0.5; the class-0
+        // request leaves at 1.5 and the last starts then.
+        let pr = || PriorityWorkers::new(&[1.0], 1, &c, true);
+        assert_eq!(serve_cancel(pr(), &jobs, (0, 1.0)), (0.5, vec![(1.5, 1), (2.5, 2)]));
+        // The preempting request cancelled in service at 1: the preempted one resumes.
+        assert_eq!(serve_cancel(pr(), &jobs, (1, 1.0)), (0.5, vec![(2.5, 0), (3.5, 2)]));
+    }
+
+    #[test]
+    fn a_cancelled_request_leaves_a_fair_server() {
+        // Weights 3:1: class 0 (work 3) and class 1 (work 1, then another of work 1) from 0
+        // receive work at 0.75 and 0.25. At t = 2 class 1's head has received 0.5 and is
+        // cancelled; the next of class 1 starts then. Class 0 lacks 1.5: it leaves at 4; class
+        // 1's second has received 0.5 by then, and alone it leaves at 4.5.
+        let c = classes(&[0, 0], &[3.0, 1.0], None);
+        let jobs = [(0.0, 0, 3.0), (0.0, 1, 1.0), (0.0, 1, 1.0)];
+        let out = serve_cancel(FairServers::new(&[1.0], &c), &jobs, (1, 2.0));
+        assert_eq!(out, (0.5, vec![(4.0, 0), (4.5, 2)]));
+        // A request waiting behind its class's head leaves without changing anything else.
+        let out = serve_cancel(FairServers::new(&[1.0], &c), &jobs, (2, 2.0));
+        // Class 1's head then ends at V = 1 with class 0's (t = 4): the earlier class first.
+        assert_eq!(out, (0.0, vec![(4.0, 0), (4.0, 1)]));
+    }
+
+    #[test]
+    fn a_cancelled_request_leaves_a_cfs_server() {
+        // A slice longer than any request: class 0's request (work 1) runs [0, 1), class 1's
+        // two (work 1 each) after it. Cancelled in service at 0.5 (0.5 received), class 1
+        // runs at once: 1.5 and 2.5. Class 1's head, cancelled at 0.5 before it ran (0
+        // received), and its second, cancelled waiting, leave the others as they were.
+        let c = Classes { slice: 10.0, ..classes(&[0, 0], &[1.0, 1.0], None) };
+        let jobs = [(0.0, 0, 1.0), (0.0, 1, 1.0), (0.0, 1, 1.0)];
+        let cfs = || CfsServers::new(&[1.0], &c);
+        assert_eq!(serve_cancel(cfs(), &jobs, (0, 0.5)), (0.5, vec![(1.5, 1), (2.5, 2)]));
+        assert_eq!(serve_cancel(cfs(), &jobs, (1, 0.5)), (0.0, vec![(1.0, 0), (2.0, 2)]));
+        assert_eq!(serve_cancel(cfs(), &jobs, (2, 0.5)), (0.0, vec![(1.0, 0), (2.0, 1)]));
+        // Slices of 0.1 alternate the two classes: by 0.45 or 0.55 class 0's request has had
+        // about half the time, and the server never pauses, so class 1's request (work 1)
+        // leaves at 1 + what the cancelled one received (to rounding).
+        let c = classes(&[0, 0], &[1.0, 1.0], None);
+        for at in [0.45, 0.55] {
+            let (r, out) = serve_cancel(CfsServers::new(&[1.0], &c), &jobs[..2], (0, at));
+            assert!((0.2 - 1e-9..=0.3 + 1e-9).contains(&r), "{at}: {r}");
+            assert!(out.len() == 1 && out[0].1 == 1, "{at}: {out:?}");
+            assert!((out[0].0 - (1.0 + r)).abs() < 1e-9, "{at}: {r} {out:?}");
+        }
     }
 
     #[test]

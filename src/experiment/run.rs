@@ -510,9 +510,11 @@ impl LifecycleColumns {
 }
 
 /// The rows of each traffic class of `pooled`'s policy (its pooled row), read from the class
-/// summaries as the pooled row is from its own; what is not per class (queues, the steady
-/// verdict, the load, the admission and lifecycle columns) is the pooled row's. With a
-/// baseline, each class is compared with the same class of the baseline policy.
+/// summaries as the pooled row is from its own: sojourns and, with the request lifecycle, its
+/// columns (`success`, `goodput`, `attempts`, `timeouts`, `errors`, `wasted`, `fast_failures`
+/// of that class's requests; `goodput` over the class's own arrivals). What is not per class
+/// (queues, the steady verdict, the load, the admission columns, `ejections`) is the pooled
+/// row's. With a baseline, each class is compared with the same class of the baseline policy.
 fn class_rows(
     point: &Point,
     pooled: &RunRow,
@@ -543,6 +545,10 @@ fn class_rows(
                 .map(|q| (q.column.clone(), Value::from(s.quantile(q.q))))
                 .collect();
             r.baseline = base.and_then(|b| b.get(k)).map(|b| VsBaseline::of(s, b));
+            r.lifecycle = pooled.lifecycle.as_ref().map(|p| LifecycleColumns {
+                ejections: p.ejections,
+                ..LifecycleColumns::of(&s.lifecycle)
+            });
             r.series = None;
             r
         })

@@ -39,13 +39,16 @@ pub struct Class {
     pub weight: f64,
     /// Its own service law (`None`: the scenario's `[service]`).
     pub service: Option<Service>,
+    /// Its requests' per-attempt timeout (`[[classes]] timeout`), which replaces `[client]
+    /// timeout` for them (`None`: the client's, if any).
+    pub timeout: Option<f64>,
 }
 
 impl PartialEq for Class {
     /// Service laws compare by their parameters (as printed): a sampler has no other identity.
     fn eq(&self, o: &Self) -> bool {
-        (&self.name, self.share, self.priority, self.weight)
-            == (&o.name, o.share, o.priority, o.weight)
+        (&self.name, self.share, self.priority, self.weight, self.timeout)
+            == (&o.name, o.share, o.priority, o.weight, o.timeout)
             && format!("{:?}", self.service) == format!("{:?}", o.service)
     }
 }

@@ -54,7 +54,9 @@ pub struct ClassSpec {
     /// The class's own service law, a `[service]` table (the scenario's by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<ServiceSpec>,
-    /// A per-class timeout: not simulated yet, refused.
+    /// The per-attempt timeout of this class's requests (Envoy's `per_try_timeout`, as
+    /// `[client] timeout`), which replaces `[client] timeout` for them; without `[client]`,
+    /// the client's defaults hold (no retries, no deadline, `cancel = false`). `> 0`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<f64>,
 }
@@ -130,8 +132,13 @@ impl Spec {
             if let Some(s) = &c.service {
                 s.validate().map_err(|e| keyed(e.under(&format!("classes[{i}]"))))?;
             }
-            if c.timeout.is_some() {
-                return Err(invalid(&at("timeout"), "a per-class timeout is not simulated yet"));
+            if let Some(t) = c.timeout
+                && !(t > 0.0 && t.is_finite())
+            {
+                return Err(invalid(
+                    &at("timeout"),
+                    format!("expected a time > 0, got {}", num(t)),
+                ));
             }
         }
         if (total - 1.0).abs() > SHARE_TOLERANCE {
@@ -140,14 +147,31 @@ impl Spec {
                 format!("the shares sum to {}; they must sum to 1", num(total)),
             ));
         }
-        if self.lifecycle().is_some() {
-            return Err(invalid(
-                "classes",
-                "classes with the request lifecycle ([client], [health], errors, delays, \
-                 queue_limit, host states) are not simulated yet",
-            ));
-        }
+        self.validate_class_lifecycle()?;
         self.validate_class_keys()
+    }
+
+    /// The parts of the request lifecycle that classes do not yet work with: `[client]`
+    /// (timeouts, retries, hedging, breakers) does; `[health]`, a group's `error` or `delay`,
+    /// `queue_limit` and events that change them or a host's state are refused, one line
+    /// naming the key.
+    fn validate_class_lifecycle(&self) -> Result<(), Invalid> {
+        let not_yet = |key: &str, what: &str| {
+            Err(invalid(key, format!("{what} with [[classes]] is not simulated yet")))
+        };
+        if self.health.is_some() {
+            return not_yet("health", "[health]");
+        }
+        if self.farm.queue_limit.is_some() {
+            return not_yet("farm.queue_limit", "a queue limit");
+        }
+        if let Some(g) = self.farm.groups.iter().find(|g| g.error > 0.0 || g.delay > 0.0) {
+            return not_yet("farm.groups", &format!("group '{}': an error or a delay", g.name));
+        }
+        if self.events.iter().any(|e| e.delay.is_some() || e.error.is_some() || e.state.is_some()) {
+            return not_yet("events", "changing errors, delays or host states");
+        }
+        Ok(())
     }
 
     /// `farm.aging` (priority only) and `farm.slice` (cfs only).
@@ -206,6 +230,7 @@ impl Spec {
                     priority: c.priority,
                     weight: c.weight(),
                     service,
+                    timeout: c.timeout,
                 })
             })
             .collect::<Result<Vec<_>, KeyError>>()?;

@@ -150,7 +150,8 @@ pub(super) fn validate_event(e: &EventSpec, which: &str) -> Result<(), Invalid> 
 
 impl Spec {
     /// The request lifecycle of this scenario: `None` when no group has an `error` or a
-    /// `delay`, no event changes them, there is no `queue_limit` and no `[client]`.
+    /// `delay`, no event changes them, there is no `queue_limit`, no `[client]`, no `[health]`
+    /// and no class has a `timeout`.
     pub fn lifecycle(&self) -> Option<Lifecycle> {
         let server_side = self.farm.groups.iter().any(|g| g.error > 0.0 || g.delay > 0.0)
             || self
@@ -161,6 +162,7 @@ impl Spec {
             && self.farm.queue_limit.is_none()
             && self.client.is_none()
             && self.health.is_none()
+            && !self.class_timeouts()
         {
             return None;
         }
@@ -218,15 +220,22 @@ impl Spec {
         })
     }
 
-    /// Whether the rows carry the lifecycle's columns: with `[client]`, errors (a group's or an
-    /// event's) or a queue limit.
+    /// Whether the rows carry the lifecycle's columns: with `[client]`, a class's timeout,
+    /// errors (a group's or an event's) or a queue limit.
     pub fn lifecycle_columns(&self) -> bool {
         self.client.is_some()
+            || self.class_timeouts()
             || self.health.is_some()
             || self.events.iter().any(|e| e.state.is_some())
             || self.farm.queue_limit.is_some()
             || self.farm.groups.iter().any(|g| g.error > 0.0)
             || self.events.iter().any(|e| e.error.is_some())
+    }
+
+    /// Whether a class has its own timeout (`[[classes]] timeout`): the request lifecycle
+    /// then runs, with or without `[client]`.
+    fn class_timeouts(&self) -> bool {
+        self.classes.iter().any(|c| c.timeout.is_some())
     }
 
     /// The groups' `error` and `delay`, `farm.queue_limit` and `[client]`.

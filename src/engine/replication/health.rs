@@ -174,7 +174,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         }
         if req.live == NONE {
             if req.measured(warmup) {
-                lc.stats.fast_failures += 1;
+                lc.count(req.class, |s| s.fast_failures += 1);
             }
             self.lc_finish(r, false);
         } else {

@@ -9,7 +9,9 @@
 //!   first, for the others the first's again (`same_work`) or a draw from the lifecycle's own
 //!   stream (one for retries, one for hedges); a server holding `queue_limit` or more rejects
 //!   it at once; otherwise it joins the server, and its timeout and the request's next hedge
-//!   (if any) are scheduled. The client of a request is the one that sent its first attempt;
+//!   (if any) are scheduled. The timeout is the request's class's own (`[[classes]]
+//!   timeout`, SPEC §13) if it has one, else `[client] timeout`; a class with a law of its
+//!   own draws its retries' and hedges' demands from it. The client of a request is the one that sent its first attempt;
 //!   its retries and hedges go out from the same client, whose budget and throttle they use.
 //! - A server finishes an attempt ([`Self::lc_departure`]): the server is free; the response
 //!   is an error with the group's probability and reaches the client after the group's delay
@@ -59,7 +61,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             self.parts.request_arrived(t);
         }
         let lc = self.parts.lifecycle().expect("a lifecycle");
-        let r = lc.open(t, job.index, job.work);
+        let r = lc.open(t, job.index, job.work, job.class);
         let deadline = lc.cfg.client.deadline;
         job.index = u64::from(r);
         if deadline > 0.0 {
@@ -79,9 +81,11 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         lc.requests[r as usize].sending -= 1;
         let req = lc.requests[r as usize];
         if req.measured(warmup) {
-            lc.stats.attempts += 1;
-            lc.stats.errors += 1;
-            lc.stats.rejects += 1;
+            lc.count(req.class, |s| {
+                s.attempts += 1;
+                s.errors += 1;
+                s.rejects += 1;
+            });
         }
         let c = &lc.cfg.client;
         let (hedge, retried) = (c.hedge, c.retry_on.retries(Failure::Reject));
@@ -145,19 +149,24 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             lc.requests[r as usize].client = tag;
             lc.client(tag).active_requests += 1;
         }
+        let timeout = lc.timeout(req.class);
         let c = &lc.cfg.client;
-        let (hedge, hedge_max, timeout) = (c.hedge, c.hedge_max, c.timeout);
+        let (hedge, hedge_max) = (c.hedge, c.hedge_max);
+        // A retry or a hedge of a class with a law of its own draws from that law.
+        let law = lc.class_laws.get(req.class as usize).and_then(Option::as_ref);
         let work = if req.attempts == 0 || c.same_work {
             req.work
-        } else if hedge > 0.0 {
-            self.service.demand(&mut lc.hedges)
         } else {
-            self.service.demand(&mut lc.demands)
+            let rng = if hedge > 0.0 { &mut lc.hedges } else { &mut lc.demands };
+            match law {
+                Some(l) => l.demand(rng),
+                None => self.service.demand(rng),
+            }
         };
         lc.requests[r as usize].attempts += 1;
         let measured = req.measured(warmup);
         if measured {
-            lc.stats.attempts += 1;
+            lc.count(req.class, |s| s.attempts += 1);
         }
         let retry = req.attempts > 0 && hedge == 0.0;
         let state = lc.states[s];
@@ -188,6 +197,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             retry,
             served: false,
             next: NONE,
+            class: req.class,
         });
         lc.link(r, a);
         lc.client(client).in_flight += 1;
@@ -198,7 +208,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             schedule(&mut self.sim, t + hedge, Event::Hedge(r));
         }
         if !hung {
-            let job = Job { arrival: t, work, index: u64::from(a), tag, class: 0 };
+            let job = Job { arrival: t, work, index: u64::from(a), tag, class: req.class };
             self.servers.arrive(s, job, t, &mut self.sim);
         }
         if timeout > 0.0 {
@@ -236,7 +246,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         at.error = error;
         at.served = true;
         if x.measured {
-            lc.stats.busy += busy;
+            lc.count(x.class, |s| s.busy += busy);
         }
         self.parts.left(s, left, t, &job, t - job.arrival, x.measured);
         if P::FEEDBACK
@@ -261,7 +271,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         lc.attempts[a as usize].at_server = false;
         if !x.awaited {
             if x.measured {
-                lc.stats.wasted += x.work;
+                lc.count(x.class, |s| s.wasted += x.work);
             }
             lc.release_attempt(a);
             return false;
@@ -273,7 +283,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let stop = if x.error {
             let lc = self.parts.lifecycle().expect("a lifecycle");
             if x.measured {
-                lc.stats.errors += 1;
+                lc.count(x.class, |s| s.errors += 1);
             }
             self.lc_failed(r, Failure::Error)
         } else {
@@ -294,7 +304,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let mut stop = false;
         if x.awaited {
             if x.measured {
-                lc.stats.timeouts += 1;
+                lc.count(x.class, |s| s.timeouts += 1);
             }
             self.lc_abandon(a, now);
             let lc = self.parts.lifecycle().expect("a lifecycle");
@@ -315,7 +325,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let req = lc.requests[r as usize];
         if !req.done {
             if req.measured(warmup) {
-                lc.stats.timeouts += 1;
+                lc.count(req.class, |s| s.timeouts += 1);
             }
             self.lc_abandon_all(r, now);
             self.lc_finish(r, false);
@@ -412,10 +422,11 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         self.policy.on_departure(s, 0.0, now, tag);
         let lc = self.parts.lifecycle().expect("a lifecycle");
         if measured {
-            lc.stats.errors += 1;
-            if failure == Failure::Reject {
-                lc.stats.rejects += 1;
-            }
+            let reject = u64::from(failure == Failure::Reject);
+            lc.count(lc.requests[r as usize].class, |s| {
+                s.errors += 1;
+                s.rejects += reject;
+            });
         }
         let client = lc.requests[r as usize].client;
         if retry {
@@ -453,8 +464,10 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         lc.attempts[a as usize].at_server = false;
         if x.measured {
             let busy = received / lc.rates[s];
-            lc.stats.busy += busy;
-            lc.stats.wasted += busy;
+            lc.count(x.class, |k| {
+                k.busy += busy;
+                k.wasted += busy;
+            });
         }
         let left = self.servers.len(s);
         self.parts.left(s, left, t, &job, t - job.arrival, false);
@@ -516,7 +529,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let req = &mut lc.requests[r as usize];
         req.sending += 1;
-        let job = Job { arrival: t, work: req.work, index: u64::from(r), tag: 0, class: 0 };
+        let job = Job { arrival: t, work: req.work, index: u64::from(r), tag: 0, class: req.class };
         let (client, measured) = (req.client, req.measured(self.len.warmup));
         // Every attempt passes the admission stage in front of the farm, as the first did.
         match self.parts.offer(t, measured) {
@@ -612,13 +625,16 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             th.succeeded();
         }
         if in_window {
-            lc.stats.good_in_window += 1;
+            lc.count(req.class, |s| s.good_in_window += 1);
         }
         if req.measured(self.len.warmup) {
-            lc.stats.successes += 1;
+            lc.count(req.class, |s| s.successes += 1);
         }
         let (index, sojourn) = (req.index, t - req.arrival);
         self.rec.departed(index, sojourn, 1, t);
+        if let Some(c) = self.parts.classes() {
+            c.left(req.class, index, sojourn);
+        }
         self.lc_finish(r, true);
     }
 
@@ -638,7 +654,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         }
         let measured = req.measured(warmup);
         if measured {
-            lc.stats.requests += 1;
+            lc.count(req.class, |s| s.requests += 1);
         }
         lc.release_request(r);
         if measured {
