@@ -15,6 +15,7 @@
 //!
 //! Figures are deterministic (same rows, same bytes), so they can be committed and compared.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 const SIZE: (u32, u32) = (720, 480);
@@ -247,32 +248,15 @@ pub struct Bar<'a> {
 /// threshold as a vertical bar; `key` names the y axis.
 pub fn bars(caption: &str, key: &str, bars: &[Bar]) -> String {
     let values = bars.iter().flat_map(|b| [b.value, b.lo, b.hi]).flatten();
-    let y_max = values.clone().fold(0.0, f64::max).max(1e-9) * 1.15;
-    let labels: Vec<String> = bars.iter().map(|b| b.label.to_string()).collect();
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
-        root.fill(&WHITE).expect("drawing into a string");
-        let x_label = |x: &f64| {
-            let k = x.round();
-            let exact = (x - k).abs() < 1e-9 && k >= 0.0 && (k as usize) < labels.len();
-            if exact { labels[k as usize].clone() } else { String::new() }
-        };
-        let mut chart = ChartBuilder::on(&root)
-            .caption(caption, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(64)
-            .build_cartesian_2d(-0.5..bars.len() as f64 - 0.5, 0.0..y_max)
-            .expect("valid ranges");
-        chart
-            .configure_mesh()
-            .x_desc("policy")
-            .y_desc(key)
-            .x_labels(bars.len())
-            .x_label_formatter(&x_label)
-            .draw()
-            .expect("drawing into a string");
+    let frame = Categories {
+        caption,
+        labels: bars.iter().map(|b| b.label.to_string()).collect(),
+        x_desc: Some("policy"),
+        y_desc: key,
+        y_max: values.clone().fold(0.0, f64::max).max(1e-9) * 1.15,
+        y_labels: false,
+    };
+    frame.draw(|chart| {
         for (k, b) in bars.iter().enumerate() {
             let color = MANY[k % MANY.len()];
             let x = k as f64;
@@ -295,9 +279,59 @@ pub fn bars(caption: &str, key: &str, bars: &[Bar]) -> String {
                     .expect("drawing into a string");
             }
         }
-        root.present().expect("drawing into a string");
+    })
+}
+
+/// The frame of a chart of categories: one slot per label along x (at 0, 1, ...), named under
+/// it, and y from 0 to `y_max`.
+struct Categories<'a> {
+    caption: &'a str,
+    labels: Vec<String>,
+    x_desc: Option<&'a str>,
+    y_desc: &'a str,
+    y_max: f64,
+    /// Whether the y axis's numbers are written by [`label`] (else as plotters writes them).
+    y_labels: bool,
+}
+
+/// A chart over x and y in `f64`, as [`Categories::draw`] gives it.
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+impl Categories<'_> {
+    /// The figure: the frame with what `marks` draws in it.
+    fn draw(&self, marks: impl FnOnce(&mut Chart)) -> String {
+        let n = self.labels.len();
+        let mut out = String::new();
+        {
+            let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+            root.fill(&WHITE).expect("drawing into a string");
+            let x_label = |x: &f64| {
+                let k = x.round();
+                let exact = (x - k).abs() < 1e-9 && k >= 0.0 && (k as usize) < n;
+                if exact { self.labels[k as usize].clone() } else { String::new() }
+            };
+            let y_label = |y: &f64| label(*y);
+            let mut chart = ChartBuilder::on(&root)
+                .caption(self.caption, ("sans-serif", 18))
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(64)
+                .build_cartesian_2d(-0.5..n as f64 - 0.5, 0.0..self.y_max)
+                .expect("valid ranges");
+            let mut mesh = chart.configure_mesh();
+            if let Some(x_desc) = self.x_desc {
+                mesh.x_desc(x_desc);
+            }
+            mesh.y_desc(self.y_desc).x_labels(n).x_label_formatter(&x_label);
+            if self.y_labels {
+                mesh.y_label_formatter(&y_label);
+            }
+            mesh.draw().expect("drawing into a string");
+            marks(&mut chart);
+            root.present().expect("drawing into a string");
+        }
+        out
     }
-    out
 }
 
 // ===== mean and p99 against a swept key =====
@@ -593,31 +627,15 @@ pub fn over_time(caption: &str, y_desc: &str, lines: &[(String, Vec<(f64, f64)>)
 /// written above it; `y_desc` names the y axis (from 0).
 pub fn columns(caption: &str, y_desc: &str, counts: &[(&str, f64)]) -> String {
     let y_max = counts.iter().map(|c| c.1).fold(0.0, f64::max).max(1.0) * 1.15;
-    let labels: Vec<String> = counts.iter().map(|c| c.0.to_string()).collect();
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
-        root.fill(&WHITE).expect("drawing into a string");
-        let x_label = |x: &f64| {
-            let k = x.round();
-            let exact = (x - k).abs() < 1e-9 && k >= 0.0 && (k as usize) < labels.len();
-            if exact { labels[k as usize].clone() } else { String::new() }
-        };
-        let mut chart = ChartBuilder::on(&root)
-            .caption(caption, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(64)
-            .build_cartesian_2d(-0.5..counts.len() as f64 - 0.5, 0.0..y_max)
-            .expect("valid ranges");
-        chart
-            .configure_mesh()
-            .y_desc(y_desc)
-            .x_labels(counts.len())
-            .x_label_formatter(&x_label)
-            .y_label_formatter(&|y| label(*y))
-            .draw()
-            .expect("drawing into a string");
+    let frame = Categories {
+        caption,
+        labels: counts.iter().map(|c| c.0.to_string()).collect(),
+        x_desc: None,
+        y_desc,
+        y_max,
+        y_labels: true,
+    };
+    frame.draw(|chart| {
         for (k, &(_, v)) in counts.iter().enumerate() {
             let color = MANY[k % MANY.len()];
             let x = k as f64;
@@ -635,9 +653,7 @@ pub fn columns(caption: &str, y_desc: &str, counts: &[(&str, f64)]) -> String {
                 )))
                 .expect("drawing into a string");
         }
-        root.present().expect("drawing into a string");
-    }
-    out
+    })
 }
 
 #[cfg(test)]
