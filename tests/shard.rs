@@ -243,6 +243,44 @@ fn run_shards_merge_to_the_whole() {
     );
 }
 
+/// Classes travel in the records: merged shards print the per-class rows (the sweep includes
+/// `discipline = "priority"`) byte for byte.
+#[test]
+fn class_shards_merge_to_the_whole() {
+    merged_equals_whole(
+        "classes",
+        &[
+            "run",
+            "examples/scenarios/classes.toml",
+            "--set",
+            "run.requests=2000",
+            "--set",
+            "run.warmup=200",
+            "--seeds",
+            "3",
+        ],
+    );
+}
+
+/// Classes with the lifecycle (`[client]` timeouts, a class's own timeout, retries): the
+/// per-class lifecycle columns survive a merge byte for byte.
+#[test]
+fn class_lifecycle_shards_merge_to_the_whole() {
+    merged_equals_whole(
+        "classes-timeouts",
+        &[
+            "run",
+            "examples/scenarios/classes-timeouts.toml",
+            "--set",
+            "run.requests=2000",
+            "--set",
+            "run.warmup=200",
+            "--seeds",
+            "3",
+        ],
+    );
+}
+
 /// The lifecycle's counts travel in the records: merged shards print its columns byte for byte.
 #[test]
 fn lifecycle_shards_merge_to_the_whole() {
