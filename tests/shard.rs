@@ -243,42 +243,19 @@ fn run_shards_merge_to_the_whole() {
     );
 }
 
-/// Classes travel in the records: merged shards print the per-class rows (the sweep includes
-/// `discipline = "priority"`) byte for byte.
+/// Classes travel in the records: merged shards print the per-class rows byte for byte, with
+/// the class disciplines (classes.toml sweeps fifo, priority and fair) and with the lifecycle
+/// (classes-timeouts.toml: `[client]` timeouts, a class's own timeout, retries; its per-class
+/// lifecycle columns).
 #[test]
 fn class_shards_merge_to_the_whole() {
-    merged_equals_whole(
-        "classes",
-        &[
-            "run",
-            "examples/scenarios/classes.toml",
-            "--set",
-            "run.requests=2000",
-            "--set",
-            "run.warmup=200",
-            "--seeds",
-            "3",
-        ],
-    );
-}
-
-/// Classes with the lifecycle (`[client]` timeouts, a class's own timeout, retries): the
-/// per-class lifecycle columns survive a merge byte for byte.
-#[test]
-fn class_lifecycle_shards_merge_to_the_whole() {
-    merged_equals_whole(
-        "classes-timeouts",
-        &[
-            "run",
-            "examples/scenarios/classes-timeouts.toml",
-            "--set",
-            "run.requests=2000",
-            "--set",
-            "run.warmup=200",
-            "--seeds",
-            "3",
-        ],
-    );
+    for (name, file) in [
+        ("classes", "examples/scenarios/classes.toml"),
+        ("classes-timeouts", "examples/scenarios/classes-timeouts.toml"),
+    ] {
+        let short = ["--set", "run.requests=2000", "--set", "run.warmup=200", "--seeds", "3"];
+        merged_equals_whole(name, &[&["run", file][..], &short[..]].concat());
+    }
 }
 
 /// The lifecycle's counts travel in the records: merged shards print its columns byte for byte.

@@ -61,6 +61,16 @@ struct Waiting {
     left: f64,
 }
 
+/// The class and the position in its class's queue of request `index`, among one server's
+/// class queues `queues` (fair and cfs keep one per class, FIFO).
+fn queued(queues: &[VecDeque<Job>], index: u64) -> (usize, usize) {
+    queues
+        .iter()
+        .enumerate()
+        .find_map(|(c, q)| q.iter().position(|j| j.index == index).map(|i| (c, i)))
+        .expect("a cancelled request is at its server")
+}
+
 /// A request's place in arrival order: its arrival at the server, then its index. Without the
 /// request lifecycle the index alone orders them (arrivals come in index order); with it the
 /// index names an attempt, whose numbers are reused, and the arrival orders them. Arrival
@@ -397,11 +407,7 @@ impl Servers for FairServers {
         sim: &mut Simulation<Versioned>,
     ) -> (Job, f64) {
         let k = self.weights.len();
-        let (c, i) = (0..k)
-            .find_map(|c| {
-                self.queues[s * k + c].iter().position(|j| j.index == index).map(|i| (c, i))
-            })
-            .expect("a cancelled request is at its server");
+        let (c, i) = queued(&self.queues[s * k..(s + 1) * k], index);
         self.present[s] -= 1;
         if i > 0 {
             // Waiting behind its class's head: nothing else changes.
@@ -567,11 +573,7 @@ impl Servers for CfsServers {
         sim: &mut Simulation<Versioned>,
     ) -> (Job, f64) {
         let k = self.weights.len();
-        let (c, p) = (0..k)
-            .find_map(|c| {
-                self.queues[s * k + c].iter().position(|j| j.index == index).map(|p| (c, p))
-            })
-            .expect("a cancelled request is at its server");
+        let (c, p) = queued(&self.queues[s * k..(s + 1) * k], index);
         let i = s * k + c;
         self.present[s] -= 1;
         if p > 0 {
