@@ -229,14 +229,6 @@ impl RateControl {
         self.bucket.try_take(t).map_err(|tokens| self.wait_for(tokens, cfg))
     }
 
-    /// What [`Self::try_acquire`] at `t` would answer, the bucket left as it is: `None` when it
-    /// holds a token, else the time until it does.
-    #[inline]
-    pub fn wait_at(&self, t: f64, cfg: &C3Config) -> Option<f64> {
-        let tokens = self.bucket.level(t);
-        if tokens >= 1.0 { None } else { Some(self.wait_for(tokens, cfg)) }
-    }
-
     /// The time until a bucket holding `tokens` (fewer than one) holds a token.
     #[inline]
     fn wait_for(&self, tokens: f64, cfg: &C3Config) -> f64 {
@@ -291,6 +283,9 @@ pub struct C3 {
     /// The server whose bucket the client's backlog waits for.
     waiting: Option<usize>,
     hosts: Hosts,
+    /// Per server, its score if its bucket holds a token, else infinity (scratch for
+    /// [`Self::taker_among_all`], kept to reuse its allocation).
+    keys: Vec<f64>,
 }
 
 impl C3 {
@@ -306,6 +301,7 @@ impl C3 {
             rates: vec![RateControl::new(&cfg); if cfg.rate_control { n } else { 0 }],
             waiting: None,
             hosts: Hosts::all(),
+            keys: Vec::with_capacity(n),
         }
     }
 
@@ -334,8 +330,12 @@ impl C3 {
 
     /// The best-ranked allowed server, scanning them from the `start`-th (ties: the first in
     /// that rotation). The rotation is two ranges, `start + 1..n` then `0..start`, not a
-    /// remainder per server: the same order without a division per step.
+    /// remainder per server: the same order without a division per step. With every server
+    /// allowed, [`lowest_from`]: the same server.
     fn best(&self, start: usize) -> usize {
+        if self.hosts.is_all() {
+            return lowest_from(&self.scores, start);
+        }
         let n = self.hosts.count(self.servers.len());
         let mut best = self.hosts.at(start);
         let mut best_score = self.scores[best];
@@ -353,6 +353,63 @@ impl C3 {
         scan(0..start);
         best
     }
+}
+
+impl C3 {
+    /// With every server allowed, the server that takes a request at `t` when the best-ranked
+    /// has no token: the best-ranked with a token (ties: the first in the rotation from `start`),
+    /// found as [`lowest_from`] of the scores of the servers with a token. `None` when no server
+    /// has one, and when the lowest such score is zero or infinite: the ranking orders scores by
+    /// [`f64::total_cmp`], in which -0 is below 0 and an infinite score may tie with the servers
+    /// left out, so the caller's scan, which follows that order, decides those.
+    fn taker_among_all(&mut self, t: f64, start: usize) -> Option<usize> {
+        if !self.hosts.is_all() {
+            return None;
+        }
+        self.keys.clear();
+        self.keys.extend(
+            self.rates
+                .iter()
+                .zip(&self.scores)
+                .map(|(rc, &score)| if rc.tokens_at(t) >= 1.0 { score } else { f64::INFINITY }),
+        );
+        let s = lowest_from(&self.keys, start);
+        let low = self.keys[s];
+        (low.is_finite() && low != 0.0).then_some(s)
+    }
+}
+
+/// The position of the lowest of `scores` (none NaN), the first from `start` in the rotation
+/// `start..len` then `0..start` when several are lowest: what a scan keeping the first strictly
+/// lower score finds. In two steps that do not wait on each other's comparisons, as that scan
+/// does (each comparison with the best so far waits for the one before): the lowest value, over
+/// four running minima, then its first position in the rotation, a search whose branch is
+/// nearly always "not yet".
+fn lowest_from(scores: &[f64], start: usize) -> usize {
+    debug_assert!(scores.iter().all(|s| !s.is_nan()), "a NaN score");
+    let mut lanes = [f64::INFINITY; 4];
+    let chunks = scores.chunks_exact(4);
+    for &s in chunks.remainder() {
+        if s < lanes[0] {
+            lanes[0] = s;
+        }
+    }
+    for chunk in chunks {
+        for (lane, &s) in lanes.iter_mut().zip(chunk) {
+            if s < *lane {
+                *lane = s;
+            }
+        }
+    }
+    let low = lanes.into_iter().fold(f64::INFINITY, |a, b| if b < a { b } else { a });
+    // Equal to the lowest (with `==`, as a strict `<` leaves equal scores, 0 and -0 included,
+    // to the first). If every score is infinite, `low` is too and `start` is the first.
+    let first = |range: std::ops::Range<usize>| {
+        scores[range.clone()].iter().position(|&s| s == low).map(|p| range.start + p)
+    };
+    first(start..scores.len())
+        .or_else(|| first(0..start))
+        .expect("the lowest score is one of the scores")
 }
 
 impl Policy for C3 {
@@ -393,6 +450,11 @@ impl Policy for C3 {
             }
             Err(wait) => wait,
         };
+        if let Some(s) = self.taker_among_all(t, start) {
+            self.rates[s].try_acquire(t, &self.cfg).expect("a bucket with a token");
+            self.sent(s);
+            return Ok(s);
+        }
         // The rest in rank order (score, ties in the rotation from `start`): the first with a
         // token takes the request, else the soonest to have one is waited for (ties: the first
         // in rank order, `best` before all). One pass finds both, as trying them in a sorted
@@ -405,19 +467,19 @@ impl Policy for C3 {
                 continue;
             }
             let score = self.scores[s];
-            match self.rates[s].wait_at(t, &self.cfg) {
-                None => {
-                    if taker.is_none_or(|(b, _)| score.total_cmp(&b).is_lt()) {
-                        taker = Some((score, s));
-                    }
+            let tokens = self.rates[s].tokens_at(t);
+            if tokens >= 1.0 {
+                if taker.is_none_or(|(b, _)| score.total_cmp(&b).is_lt()) {
+                    taker = Some((score, s));
                 }
-                Some(wait) => {
-                    let (w, _, rank) = soonest;
-                    // Later in the rotation: earlier in rank order only by a lower score.
-                    let before = rank.is_some_and(|r| score.total_cmp(&r).is_lt());
-                    if wait < w || (wait == w && before) {
-                        soonest = (wait, s, Some(score));
-                    }
+            } else if taker.is_none() {
+                // Once a server has a token nobody waits: the waits of the rest are not needed.
+                let wait = self.rates[s].wait_for(tokens, &self.cfg);
+                let (w, _, rank) = soonest;
+                // Later in the rotation: earlier in rank order only by a lower score.
+                let before = rank.is_some_and(|r| score.total_cmp(&r).is_lt());
+                if wait < w || (wait == w && before) {
+                    soonest = (wait, s, Some(score));
                 }
             }
         }
@@ -644,6 +706,31 @@ mod tests {
         }
         c.waiting = Some(soonest.1);
         Err(t + soonest.0)
+    }
+
+    /// [`lowest_from`] finds the server the scan keeping the first strictly lower score finds:
+    /// every start of many random score vectors (1 to 40 servers, so every remainder of four;
+    /// scores from a few values, zeros of both signs and infinities among them, so ties are
+    /// common). Exact.
+    #[test]
+    fn the_lowest_from_a_start_is_the_first_lowest_in_the_rotation() {
+        use rand::RngExt;
+        let values = [0.0, -0.0, 1.5, 2.0, -3.0, f64::INFINITY, f64::NEG_INFINITY];
+        let mut rng = <SimRng as rand::SeedableRng>::seed_from_u64(13);
+        for _ in 0..3000 {
+            let n = rng.random_range(1..=40);
+            let scores: Vec<f64> =
+                (0..n).map(|_| values[rng.random_range(0..values.len())]).collect();
+            for start in 0..n {
+                let mut best = start;
+                for s in (start + 1..n).chain(0..start) {
+                    if scores[s] < scores[best] {
+                        best = s;
+                    }
+                }
+                assert_eq!(lowest_from(&scores, start), best, "{scores:?} from {start}");
+            }
+        }
     }
 
     /// The one-pass ranking of `try_pick` answers as sorting and trying each server in rank

@@ -33,6 +33,7 @@ use super::tuning::{count_usize, fraction, non_negative, params, percent, positi
 use super::{Hosts, Policy, ProbeReply};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
+use crate::stats::order;
 use crate::time::SimTime;
 use rand::RngExt;
 
@@ -102,13 +103,14 @@ impl Prequal {
 
     /// The RIF above which a probe is hot: the `q_rif` quantile of the pool's RIFs (the
     /// smallest RIF with at least a fraction `q_rif` of the pool at or below it).
-    /// The `k`-th smallest is selected in place, not sorted for: the same value.
+    /// The `k`-th smallest is found by counting ranks ([`order::kth_smallest`]), not sorted for:
+    /// the same value.
     fn threshold(&mut self) -> u32 {
         self.rifs.clear();
         self.rifs.extend(self.pool.iter().map(|p| p.rif));
         let len = self.rifs.len();
         let k = ((self.cfg.q_rif * len as f64).ceil() as usize).clamp(1, len);
-        *self.rifs.select_nth_unstable(k - 1).1
+        order::kth_smallest(&self.rifs, k - 1)
     }
 
     /// [`Self::threshold`] once the probe of RIF `used` has been picked (its RIF raised by one,

@@ -6,6 +6,7 @@
 //! plus the per-replication values into the numbers lbsim reports.
 
 pub mod compare;
+pub mod order;
 mod rep;
 pub mod series;
 mod student_t;
