@@ -32,18 +32,20 @@ pub(super) trait Parts {
     /// A request is sent to a server holding `qlen` requests: false when that server rejects it
     /// (adaptive throttling's backend limit).
     fn accepts(&mut self, qlen: u32, t: f64, measured: bool) -> bool;
-    /// A request joined server `s`, which now holds `qlen`.
-    fn joined(&mut self, s: usize, qlen: u32, t: f64, measured: bool);
+    /// A request of class `class` (0 without classes) joined server `s`, which now holds
+    /// `qlen`.
+    fn joined(&mut self, s: usize, qlen: u32, t: f64, measured: bool, class: u32);
     /// `job` left server `s` after `sojourn`, leaving `qlen`.
     fn left(&mut self, s: usize, qlen: u32, t: f64, job: &Job, sojourn: f64, measured: bool);
     /// The request lifecycle (SPEC §11), if the farm has one.
     fn lifecycle(&mut self) -> Option<&mut LifecycleState>;
     /// The traffic classes (SPEC §13), if the farm has them.
     fn classes(&mut self) -> Option<&mut ClassState>;
-    /// The lifecycle's measured request arrived at `t` (for the series).
-    fn request_arrived(&mut self, t: f64);
-    /// The lifecycle's measured request ended at `t`, answered or failed (for the series).
-    fn request_ended(&mut self, t: f64, success: bool);
+    /// The lifecycle's measured request of class `class` arrived at `t` (for the series).
+    fn request_arrived(&mut self, t: f64, class: u32);
+    /// The lifecycle's measured request of class `class` ended at `t`, answered or failed (for
+    /// the series).
+    fn request_ended(&mut self, t: f64, success: bool, class: u32);
     /// The changes of the clients' health views logged since the last call go to the series.
     fn health_logged(&mut self);
     /// Adds what the parts measured to `stats`; the replication ended at `end`.
@@ -76,7 +78,7 @@ impl Parts for Off {
     }
 
     #[inline(always)]
-    fn joined(&mut self, _: usize, _: u32, _: f64, _: bool) {}
+    fn joined(&mut self, _: usize, _: u32, _: f64, _: bool, _: u32) {}
 
     #[inline(always)]
     fn left(&mut self, _: usize, _: u32, _: f64, _: &Job, _: f64, _: bool) {}
@@ -92,10 +94,10 @@ impl Parts for Off {
     }
 
     #[inline(always)]
-    fn request_arrived(&mut self, _: f64) {}
+    fn request_arrived(&mut self, _: f64, _: u32) {}
 
     #[inline(always)]
-    fn request_ended(&mut self, _: f64, _: bool) {}
+    fn request_ended(&mut self, _: f64, _: bool, _: u32) {}
 
     #[inline(always)]
     fn health_logged(&mut self) {}
@@ -162,6 +164,10 @@ impl On {
 }
 
 impl Parts for On {
+            let w = match &farm.classes {
+                Some(c) => w.with_classes(c.classes.len()),
+                None => w,
+            };
     #[inline]
     fn offer(&mut self, t: f64, measured: bool) -> Decision {
         match &mut self.gate {
@@ -193,11 +199,11 @@ impl Parts for On {
     }
 
     #[inline]
-    fn joined(&mut self, s: usize, qlen: u32, t: f64, measured: bool) {
+    fn joined(&mut self, s: usize, qlen: u32, t: f64, measured: bool, class: u32) {
         if let Some(w) = &mut self.windows {
             w.changed(s, qlen, t);
             if measured {
-                w.dispatched(s, t);
+                w.dispatched(s, t, class);
             }
         }
     }
@@ -214,7 +220,7 @@ impl Parts for On {
         if let Some(w) = &mut self.windows {
             w.changed(s, qlen, t);
             if measured {
-                w.departed(job.arrival, sojourn);
+                w.departed(job.arrival, sojourn, job.class);
             }
         }
     }
@@ -229,15 +235,15 @@ impl Parts for On {
         self.classes.as_deref_mut()
     }
 
-    fn request_arrived(&mut self, t: f64) {
+    fn request_arrived(&mut self, t: f64, class: u32) {
         if let Some(w) = &mut self.windows {
-            w.request_arrived(t);
+            w.request_arrived(t, class);
         }
     }
 
-    fn request_ended(&mut self, t: f64, success: bool) {
+    fn request_ended(&mut self, t: f64, success: bool, class: u32) {
         if let Some(w) = &mut self.windows {
-            w.request_ended(t, success);
+            w.request_ended(t, success, class);
         }
     }
 

@@ -606,7 +606,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let qlen = self.servers.len(s);
         self.info.on_dispatch(s);
         self.rec.joined(job.index, s, qlen, t);
-        self.parts.joined(s, qlen, t, measured);
+        self.parts.joined(s, qlen, t, measured, job.class);
         if P::FEEDBACK {
             self.feedback_on_dispatch(s, qlen, job.tag, now);
         }

@@ -58,7 +58,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     #[inline(never)]
     pub(super) fn lc_open(&mut self, job: &mut Job, t: f64) {
         if job.index >= self.len.warmup {
-            self.parts.request_arrived(t);
+            self.parts.request_arrived(t, job.class);
         }
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let r = lc.open(t, job.index, job.work, job.class);
@@ -217,7 +217,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let qlen = self.servers.len(s);
         self.info.on_dispatch(s);
         self.rec.joined(req.index, s, qlen, t);
-        self.parts.joined(s, qlen, t, measured);
+        self.parts.joined(s, qlen, t, measured, req.class);
         if P::FEEDBACK {
             self.feedback_on_dispatch(s, qlen, tag, now);
         }
@@ -658,7 +658,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         }
         lc.release_request(r);
         if measured {
-            self.parts.request_ended(self.sim.now().get(), success);
+            self.parts.request_ended(self.sim.now().get(), success, req.class);
         }
     }
 }
