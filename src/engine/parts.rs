@@ -15,7 +15,7 @@ use super::classes::ClassState;
 use super::event::Job;
 use super::feedback::{Recorded, WindowRecorder};
 use super::lifecycle::LifecycleState;
-use crate::admission::{Decision, Gate};
+use crate::admission::{Decision, Gate, Scope};
 use crate::model::{Farm, RunLength, SimOptions};
 use crate::rng::{SimRng, StreamKey};
 use crate::stats::RepStats;
@@ -23,12 +23,19 @@ use crate::stats::RepStats;
 /// The admission stage and the series, as the loop sees them. `measured` says whether the
 /// request is past the warm-up.
 pub(super) trait Parts {
-    /// The admission stage's decision on a request arriving at `t`.
-    fn offer(&mut self, t: f64, measured: bool) -> Decision;
-    /// Keeps a request the admission stage delayed.
-    fn delay(&mut self, job: Job);
-    /// The earliest delayed request, now let through.
-    fn release(&mut self) -> Job;
+    /// The admission stage's decision on a request arriving at `t`, of `scope` (its key and
+    /// client when it brings them).
+    fn offer(&mut self, t: f64, measured: bool, scope: Scope) -> Decision;
+    /// Whether the admission stage counts requests per key and per client (a composite
+    /// limiter's layers): the request's key and client are then its own ([`Scope`]).
+    fn scopes(&self) -> (bool, bool);
+    /// The key the admission stage counted the request last offered under (with a per-key
+    /// layer).
+    fn offered_key(&self) -> Option<u64>;
+    /// Keeps a request the admission stage delayed, with its `scope`.
+    fn delay(&mut self, job: Job, scope: Scope);
+    /// The earliest delayed request, now let through, with its scope.
+    fn release(&mut self) -> (Job, Scope);
     /// A request is sent to a server holding `qlen` requests: false when that server rejects it
     /// (adaptive throttling's backend limit).
     fn accepts(&mut self, qlen: u32, t: f64, measured: bool) -> bool;
@@ -58,17 +65,27 @@ pub(super) struct Off;
 
 impl Parts for Off {
     #[inline(always)]
-    fn offer(&mut self, _: f64, _: bool) -> Decision {
+    fn offer(&mut self, _: f64, _: bool, _: Scope) -> Decision {
         Decision::Admit
     }
 
     #[inline(always)]
-    fn delay(&mut self, _: Job) {
+    fn scopes(&self) -> (bool, bool) {
+        (false, false)
+    }
+
+    #[inline(always)]
+    fn offered_key(&self) -> Option<u64> {
+        None
+    }
+
+    #[inline(always)]
+    fn delay(&mut self, _: Job, _: Scope) {
         unreachable!("nothing is delayed without an admission stage")
     }
 
     #[inline(always)]
-    fn release(&mut self) -> Job {
+    fn release(&mut self) -> (Job, Scope) {
         unreachable!("nothing is released without an admission stage")
     }
 
@@ -111,7 +128,7 @@ impl Parts for Off {
 pub(super) struct On {
     gate: Option<Gate>,
     /// Requests the admission stage delayed, in the order they are let through.
-    delayed: VecDeque<Job>,
+    delayed: VecDeque<(Job, Scope)>,
     windows: Option<WindowRecorder>,
     lifecycle: Option<Box<LifecycleState>>,
     classes: Option<Box<ClassState>>,
@@ -147,6 +164,10 @@ impl On {
         let windows = (opts.series).map(|width| {
             let w = WindowRecorder::new(n, &opts.series_groups, width, opts.series_spool);
             let w = if farm.lifecycle.is_some() { w.with_outcomes() } else { w };
+            let w = match &farm.classes {
+                Some(c) => w.with_classes(c.classes.len()),
+                None => w,
+            };
             match view {
                 Some(v) => {
                     v.log_changes();
@@ -164,23 +185,32 @@ impl On {
 }
 
 impl Parts for On {
-            let w = match &farm.classes {
-                Some(c) => w.with_classes(c.classes.len()),
-                None => w,
-            };
     #[inline]
-    fn offer(&mut self, t: f64, measured: bool) -> Decision {
+    fn offer(&mut self, t: f64, measured: bool, scope: Scope) -> Decision {
         match &mut self.gate {
             None => Decision::Admit,
-            Some(g) => g.offer(t, measured),
+            Some(g) => g.offer_scoped(t, measured, scope),
         }
     }
 
-    fn delay(&mut self, job: Job) {
-        self.delayed.push_back(job);
+    #[inline]
+    fn scopes(&self) -> (bool, bool) {
+        match self.gate.as_ref().and_then(|g| g.composite.as_ref()) {
+            None => (false, false),
+            Some(c) => (c.by_key(), c.by_client()),
+        }
     }
 
-    fn release(&mut self) -> Job {
+    fn offered_key(&self) -> Option<u64> {
+        let c = self.gate.as_ref()?.composite.as_ref()?;
+        c.by_key().then_some(c.last_key)
+    }
+
+    fn delay(&mut self, job: Job, scope: Scope) {
+        self.delayed.push_back((job, scope));
+    }
+
+    fn release(&mut self) -> (Job, Scope) {
         self.delayed.pop_front().expect("a release without a delayed request")
     }
 
