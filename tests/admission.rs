@@ -11,7 +11,7 @@ use lbsim::rng::{SimRng, StreamKey};
 use lbsim::theory::md1k_blocking;
 use proptest::prelude::*;
 
-use crate::util::{lbsim, lbsim_ok, run_length};
+use crate::util::{Dir, column, lbsim, lbsim_ok, run_length};
 
 fn adm(text: &str) -> Admission {
     AdmissionSpec::parse(text).and_then(|s| s.resolve()).unwrap()
@@ -606,4 +606,109 @@ fn composite_sync_and_rtt_refuse_bad_input_naming_the_key() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("admission.layers[0].per") && stderr.contains("[keys]"), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
+
+/// A per-key layer limits exactly the requests of its key, and a hashing policy sends the key
+/// it counted. Two keys under Zipf(1): key 0 sends 2/3 of 10 requests per unit time (6.67),
+/// key 1 the other 1/3 (3.33); a per-key bucket of 5 per unit time and 20 tokens; ring hash over
+/// eight servers of rate 10, each its own group, so that a group's dispatches are one key's.
+/// Key 0's server receives at most 20 + 5 T of its requests (T, the last arrival, is at most
+/// N / 10 + 5 sqrt(N) / 10 for N Poisson arrivals: 5 sd); key 1 loses nothing (its bucket
+/// holds 20 tokens against a rate of 3.33 below its 5), so its server receives all of key 1's
+/// requests: N / 3 within 5 binomial sd. Were the key counted not the one hashed (drawn apart,
+/// as before requests carried their key), key 0's server would receive 2/3 of all admitted
+/// requests, about 5.6 T, and key 1's about 0.28 N: both bounds fail.
+#[test]
+fn a_per_key_layer_rejects_only_the_requests_of_the_key_beyond_its_bucket() {
+    let dir = Dir::new("composite-own-key");
+    let groups: Vec<String> =
+        (0..8).map(|g| format!("{{ name = \"g{g}\", count = 1, rate = 10.0 }}")).collect();
+    let text = format!(
+        "policies = [\"ring-hash\"]\n[farm]\ngroups = [{}]\n[arrivals]\nload = 0.125\n\
+         [keys]\ncount = 2\npopularity = \"zipf\"\ns = 1.0\n[admission]\nkind = \"composite\"\n\
+         layers = [{{ kind = \"token-bucket\", rate = 5.0, burst = 20.0, per = \"key\" }}]\n\
+         [run]\nrequests = 20000\nwarmup = 0\nseeds = 1\n",
+        groups.join(", ")
+    );
+    let f = dir.file("k.toml", &text);
+    let series = dir.0.join("s.csv");
+    let csv = lbsim_ok(&[
+        "run",
+        &f,
+        "--format",
+        "csv",
+        "--series",
+        series.to_str().unwrap(),
+        "--series-window",
+        "1e9",
+    ]);
+    let offered: f64 = column(&csv, "offered")[0].parse().unwrap();
+    let rejected: f64 = column(&csv, "rejected")[0].parse().unwrap();
+    assert_eq!(offered, 20_000.0);
+    let lines = std::fs::read_to_string(&series).unwrap();
+    let value = |metric: &str| -> f64 {
+        let line = lines.lines().find(|l| l.split(',').nth(2) == Some(metric)).unwrap();
+        line.split(',').nth(3).unwrap().parse().unwrap_or(0.0)
+    };
+    let requests = value("requests");
+    assert_eq!(requests, offered - rejected, "every admitted request is dispatched");
+    let mut picks: Vec<f64> =
+        (0..8).map(|g| (value(&format!("share.g{g}")) * requests).round()).collect();
+    picks.sort_by(f64::total_cmp);
+    // Two keys, two servers (the ring places them apart for this seed).
+    assert!(picks[..6].iter().all(|&p| p == 0.0), "{picks:?}");
+    let (key1, key0) = (picks[6], picks[7]);
+    let n = offered;
+    let t_max = n / 10.0 + 5.0 * n.sqrt() / 10.0;
+    assert!(
+        key0 <= 20.0 + 5.0 * t_max,
+        "key 0's server got {key0}, its bucket passes at most {}",
+        20.0 + 5.0 * t_max
+    );
+    let sd = (n * (1.0 / 3.0) * (2.0 / 3.0)).sqrt();
+    assert!((key1 - n / 3.0).abs() < 5.0 * sd, "key 1's server got {key1} of {n}");
+    // Key 0 offers 2n/3 and passes about 20 + 5 n / 10: some n/6 are rejected.
+    assert!(rejected > 0.12 * n, "key 0 is held to its bucket: {rejected} rejected");
+}
+
+/// A per-client layer limits exactly the requests of its client: the request goes out from the
+/// client it was counted under. Four clients, each restricted to one server of its own
+/// (deterministic subsets of one of four servers, each server its own group), about 500
+/// arrivals each, and a per-client bucket of 50 tokens that refills 1e-6 per unit time (less
+/// than a token over the run): each client admits exactly its first 50 requests, so each server
+/// receives exactly 50. Were the client counted not the one that sends (drawn apart, as before
+/// requests carried their client), the 200 admitted requests would spread over the servers as
+/// a multinomial draw, all four at exactly 50 with a chance below 1%.
+#[test]
+fn a_per_client_layer_rejects_only_the_requests_of_the_client_beyond_its_bucket() {
+    let dir = Dir::new("composite-own-client");
+    let groups: Vec<String> =
+        (0..4).map(|g| format!("{{ name = \"g{g}\", count = 1, rate = 1.0 }}")).collect();
+    let text = format!(
+        "policies = [\"random\"]\n[farm]\ngroups = [{}]\n[arrivals]\nload = 0.5\n[info]\n\
+         clients = 4\nsubset = 1\nsubsetting = \"deterministic\"\n[admission]\n\
+         kind = \"composite\"\nlayers = [{{ kind = \"token-bucket\", rate = 1e-6, burst = 50.0, \
+         per = \"client\" }}]\n[run]\nrequests = 2000\nwarmup = 0\nseeds = 1\n",
+        groups.join(", ")
+    );
+    let f = dir.file("c.toml", &text);
+    let series = dir.0.join("s.csv");
+    let csv = lbsim_ok(&[
+        "run",
+        &f,
+        "--format",
+        "csv",
+        "--series",
+        series.to_str().unwrap(),
+        "--series-window",
+        "1e9",
+    ]);
+    assert_eq!(column(&csv, "admitted"), ["200"]);
+    let lines = std::fs::read_to_string(&series).unwrap();
+    let value = |metric: &str| -> f64 {
+        let line = lines.lines().find(|l| l.split(',').nth(2) == Some(metric)).unwrap();
+        line.split(',').nth(3).unwrap().parse().unwrap()
+    };
+    let picks: Vec<f64> = (0..4).map(|g| (value(&format!("share.g{g}")) * 200.0).round()).collect();
+    assert_eq!(picks, [50.0; 4], "each client's server receives its client's 50");
 }

@@ -111,6 +111,27 @@ const SERIES_FILE: &str = "policies = [\"random\", \"jsq\"]\n[farm]\n\
     groups = [{ count = 10, rate = 1.0 }]\n[arrivals]\nload = 0.8\n\
     [run]\nrequests = 4000\nwarmup = 400\nseeds = 2\n";
 
+/// With traffic classes the figure draws the pooled row's p99 line alone (the `all` lines of
+/// the CSV), not one per class.
+#[test]
+fn run_with_series_and_classes_plots_the_pooled_p99_line() {
+    let dir = Dir::new("plot-series-classes");
+    let classes = "[[classes]]\nname = \"hi\"\nshare = 0.3\npriority = 0\n\
+        [[classes]]\nname = \"lo\"\nshare = 0.7\npriority = 1\n";
+    let text = format!("{}{classes}", SERIES_FILE.replace("\"random\", \"jsq\"", "\"random\""));
+    let file = dir.file("s.toml", &text);
+    let series = dir.0.join("series.csv").to_string_lossy().into_owned();
+    let args = ["run", &file, "--series", &series, "--series-window", "50"];
+    let svg = figure(&dir, &args);
+    assert_eq!(lines_in(&svg, BLUE), 1, "{svg}");
+    assert_eq!(lines_in(&svg, ORANGE), 0, "no line for a class");
+    let csv = std::fs::read_to_string(&series).unwrap();
+    let pooled = csv.lines().filter(|l| l.starts_with("random,all,") && l.contains(",p99,"));
+    let windows = pooled.filter(|l| !l.ends_with(',')).count();
+    assert!(windows > 10, "{csv}");
+    assert_eq!(points_of(&svg, BLUE), windows);
+}
+
 #[test]
 fn run_with_series_plots_the_p99_per_window_one_line_per_policy() {
     let dir = Dir::new("plot-series");

@@ -255,6 +255,23 @@ fn class_shards_merge_to_the_whole() {
     ] {
         let short = ["--set", "run.requests=2000", "--set", "run.warmup=200", "--seeds", "3"];
         merged_equals_whole(name, &[&["run", file][..], &short[..]].concat());
+        // The series splits by class too: `merge --series` writes the whole run's bytes.
+        let dir = scratch(&format!("{name}-series"));
+        let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
+        let (whole, merged) = (path("whole.csv"), path("merged.csv"));
+        let base =
+            [&["run", file][..], &short[..], &["--series-window", "50", "--series"]].concat();
+        lbsim_ok(&[&base[..], &[whole.as_str(), "-o", &path("table.txt")]].concat());
+        let series = std::fs::read_to_string(&whole).unwrap();
+        let head = "farm.discipline,policy,class,time,metric,value";
+        assert!(series.starts_with(head), "{name}: {}", &series[..80]);
+        assert!(series.contains(",batch,"), "{name}: lines of a class");
+        let class_success =
+            series.lines().any(|l| l.contains(",batch,") && l.contains(",success,"));
+        assert_eq!(class_success, name == "classes-timeouts", "{name}: a class's success");
+        let files = shards(&dir, &[&base[..], &[path("recorded.csv").as_str()]].concat(), 3);
+        merge_ok(&files.iter().collect::<Vec<_>>(), &["--series", &merged]);
+        assert_eq!(std::fs::read_to_string(&merged).unwrap(), series, "{name}: merged series");
     }
 }
 

@@ -247,7 +247,9 @@ def series(
     **options: Any,
 ) -> pd.DataFrame:
     """``lbsim run --series``: the time series of each row (the sweep keys, then ``policy, time,
-    metric, value``), one line per window of simulated time and metric."""
+    metric, value``), one line per window of simulated time and metric. With traffic classes a
+    ``class`` column follows ``policy``: ``all`` for the pooled lines, then each class's
+    ``requests``, ``p50``, ``p99`` (and with the request lifecycle ``success``, ``goodput``)."""
     options = {"seeds": seeds, "policies": policies, "series_window": window, **options}
     argv, text = _run_argv(scenario, set, options)
     argv += ["--series", _SERIES_NAME]

@@ -105,6 +105,16 @@ def test_series_is_a_frame_of_windows(root):
     assert {"requests", "p99"} <= set(s["metric"])
 
 
+def test_series_with_classes_has_a_class_column(root):
+    path = root / "examples" / "scenarios" / "classes.toml"
+    s = lbsim.series(path, seeds=1, requests=5000, warmup=0, window=50)
+    assert list(s.columns[-5:]) == ["policy", "class", "time", "metric", "value"]
+    assert set(s["class"]) == {"all", "interactive", "batch"}
+    per_class = s[(s["class"] != "all") & (s["metric"] == "requests")]
+    pooled = s[(s["class"] == "all") & (s["metric"] == "requests")]
+    assert per_class["value"].sum() == pooled["value"].sum()
+
+
 def test_policies_lists_the_registry():
     p = lbsim.policies()
     assert {"name", "rule", "source", "parameters", "live", "board"} <= set(p.columns)

@@ -12,11 +12,17 @@
 //! strict layer first shields the ones after it. A key's or a client's limiter is made at its
 //! first request, full, as the chapter's `if user_id not in self.user_limiters` makes it.
 //!
-//! Where the request's key and client come from: the admission stage draws them itself, from
-//! its own stream, with the laws the rest of the run uses (a key from `[keys]`'s popularity,
-//! a client uniformly among `[info] clients`, as a fleet assigns arrivals). A hashing policy
-//! or a fleet draws its own from theirs, so the key a layer counts is not the one the
-//! policy hashes; counts per key and per client follow the same laws.
+//! Where the request's key and client come from: they are the request's own. With a per-key
+//! layer the admission stage draws each arrival's key from `[keys]` (its popularity, on the
+//! stage's stream), and the request carries it: a hashing policy (ring hash, Maglev) hashes
+//! that key ([`crate::policy::Policy::use_key`]) instead of drawing one, and a retry of the
+//! request is counted under the same key. With a per-client layer the fleet assigns the
+//! arrival's client before the stage is asked ([`crate::policy::Policy::assign`]), and the
+//! request is sent from that client, its retries too. So a per-key layer limits exactly the
+//! requests of that key, and a per-client layer those of that client. (A policy that is not a
+//! fleet has no clients of its own; a per-client layer then draws the client uniformly among
+//! `[info] clients` on the stage's stream.) A run without these layers draws nothing for
+//! them, and its policy draws its keys and clients as before.
 
 use std::collections::HashMap;
 
@@ -94,6 +100,17 @@ pub struct Composite {
     pub admitted: Vec<u64>,
     /// The key of the last request offered (0 without a per-key layer).
     pub last_key: u64,
+    by_key: bool,
+}
+
+/// What a request brings to the admission stage of its own: its key (a retry's, drawn at its
+/// first offer) and the client that sends it (`None`: the stage draws them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// The request's key.
+    pub key: Option<u64>,
+    /// The client that sends it.
+    pub client: Option<u32>,
 }
 
 impl Composite {
@@ -130,15 +147,33 @@ impl Composite {
             clients: if by_client { clients } else { 1 },
             admitted,
             last_key: 0,
+            by_key,
         }
     }
 
-    /// A request at `t` (non-decreasing): its key and client are drawn, then the layers are
-    /// asked in order until one rejects.
-    pub fn offer(&mut self, t: f64, rng: &mut SimRng) -> Decision {
-        let key = self.keys.as_mut().map_or(0, KeySource::next_key);
+    /// Whether a layer is per key.
+    pub fn by_key(&self) -> bool {
+        self.by_key
+    }
+
+    /// Whether a layer is per client.
+    pub fn by_client(&self) -> bool {
+        self.clients > 1
+    }
+
+    /// A request at `t` (non-decreasing) of `scope`: its key and client, those it brings or
+    /// else drawn, then the layers asked in order until one rejects.
+    pub fn offer(&mut self, t: f64, rng: &mut SimRng, scope: Scope) -> Decision {
+        let key = match scope.key {
+            Some(k) if self.by_key => k,
+            _ => self.keys.as_mut().map_or(0, KeySource::next_key),
+        };
         self.last_key = key;
-        let client = if self.clients > 1 { rng.random_range(0..self.clients) as usize } else { 0 };
+        let client = match scope.client {
+            Some(c) if self.clients > 1 => c.min(self.clients - 1) as usize,
+            _ if self.clients > 1 => rng.random_range(0..self.clients) as usize,
+            _ => 0,
+        };
         for (i, layer) in self.layers.iter_mut().enumerate() {
             let limiter = match layer {
                 Scoped::Global(l) => l,

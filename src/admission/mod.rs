@@ -33,7 +33,7 @@ use crate::output::table::format_number;
 use crate::rng::SimRng;
 
 pub use adaptive::Adaptive;
-pub use composite::{Composite, Layer, Per, PerName};
+pub use composite::{Composite, Layer, Per, PerName, Scope};
 pub use fixed_window::FixedWindow;
 pub use gcra::Gcra;
 pub use leaky_bucket::{LeakyBucket, Verdict};
@@ -846,9 +846,9 @@ impl Gate {
 
     /// The limiters' decision on a request at `t`.
     #[inline]
-    fn decide(&mut self, t: f64) -> Decision {
+    fn decide(&mut self, t: f64, scope: Scope) -> Decision {
         if let Some(c) = &mut self.composite {
-            return c.offer(t, &mut self.rng);
+            return c.offer(t, &mut self.rng, scope);
         }
         if let Some(s) = &mut self.sync {
             s.catch_up(t, &mut self.instances);
@@ -870,7 +870,13 @@ impl Gate {
     /// A request at `t`; `measured` says whether it counts. A central limiter's admitted
     /// request is let through one round trip later.
     pub fn offer(&mut self, t: f64, measured: bool) -> Decision {
-        let d = match (self.decide(t), self.rtt) {
+        self.offer_scoped(t, measured, Scope::default())
+    }
+
+    /// [`Gate::offer`] for a request that brings its key or client (`scope`: a composite's
+    /// per-key and per-client layers count it under them).
+    pub fn offer_scoped(&mut self, t: f64, measured: bool, scope: Scope) -> Decision {
+        let d = match (self.decide(t, scope), self.rtt) {
             (Decision::Admit, Some(rtt)) => Decision::Delay(t + rtt),
             (d, _) => d,
         };

@@ -32,7 +32,7 @@ pub use crate::signal::{LoadReport, ProbeReply, Response};
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::stats::tape::TapeWriter;
-pub use crate::stats::{Buckets, Health, Outcomes, SpooledWindows, Window, Windows};
+pub use crate::stats::{Buckets, ClassWindow, Health, Outcomes, SpooledWindows, Window, Windows};
 
 /// Completions a server remembers for its latency estimate.
 pub const RECENT: usize = 16;
@@ -237,6 +237,15 @@ pub fn bucket_quantile(counts: &[u64], q: f64) -> f64 {
     bucket_upper(counts.len() - 1)
 }
 
+/// Counts a sojourn in bucket `b` of a dense histogram (allocated at the first).
+#[inline]
+fn count(dense: &mut Vec<u64>, b: usize) {
+    if dense.is_empty() {
+        dense.resize(BUCKETS, 0);
+    }
+    dense[b] += 1;
+}
+
 /// Windows a window stays open after it ends: it is closed (written to its tape, or kept as
 /// [`Buckets`]) once `OPEN_AFTER` more have ended. A request is counted in the window it arrived
 /// in, when it leaves, mostly within a few windows; one later still is added aside ([`Sink`]).
@@ -250,6 +259,17 @@ struct Open {
     dense: Vec<u64>,
     outcomes: Outcomes,
     health: Health,
+    /// With traffic classes, each class's part (empty without).
+    classes: Vec<OpenClass>,
+}
+
+/// A traffic class's part of a window not closed yet: its dispatches, its histogram dense
+/// (empty until a sojourn is counted) and its outcomes.
+#[derive(Debug, Clone, Default)]
+struct OpenClass {
+    picks: u64,
+    dense: Vec<u64>,
+    outcomes: Outcomes,
 }
 
 /// Where closed windows go.
@@ -258,9 +278,12 @@ enum Sink {
     /// Kept, all of them (a shard's records carry them).
     Memory(Windows),
     /// Written to a tape as they close (or the first error writing it); the sojourns counted
-    /// after their window was written, per window.
-    Tape(Result<TapeWriter, std::io::Error>, BTreeMap<usize, Buckets>),
+    /// after their window was written, per window, and with classes per window and class.
+    Tape(Result<TapeWriter, std::io::Error>, BTreeMap<usize, Buckets>, Late),
 }
+
+/// Sojourns of a class counted after their window was written, per window and class.
+type Late = BTreeMap<(usize, usize), Buckets>;
 
 /// What a replication's window recorder gives at the end.
 #[derive(Debug)]
@@ -292,6 +315,8 @@ pub(super) struct WindowRecorder {
     outcomes: bool,
     /// With a health view, the windows carry its [`Health`]: see [`Healthy`].
     health: Option<Healthy>,
+    /// Traffic classes the windows are split by (0: none, and then no window holds a part).
+    classes: usize,
 }
 
 /// The clients' health view as the series integrates it: the hosts excluded, summed over the
@@ -314,7 +339,7 @@ impl WindowRecorder {
         };
         let groups = group_of.iter().max().map_or(1, |&g| g as usize + 1);
         let sink = if spool {
-            Sink::Tape(TapeWriter::new(), BTreeMap::new())
+            Sink::Tape(TapeWriter::new(), BTreeMap::new(), BTreeMap::new())
         } else {
             Sink::Memory(Windows { width, ..Windows::default() })
         };
@@ -329,7 +354,14 @@ impl WindowRecorder {
             sink,
             outcomes: false,
             health: None,
+            classes: 0,
         }
+    }
+
+    /// The same recorder, its windows split by `classes` traffic classes (SPEC §13): each
+    /// dispatch, sojourn and outcome counts for the window and for its request's class.
+    pub(super) fn with_classes(self, classes: usize) -> Self {
+        WindowRecorder { classes, ..self }
     }
 
     /// The same recorder, its windows carrying the request lifecycle's [`Outcomes`].
@@ -361,6 +393,7 @@ impl WindowRecorder {
                 dense: Vec::new(),
                 outcomes: [0; 3],
                 health: [0.0; 2],
+                classes: vec![OpenClass::default(); self.classes],
             });
         }
         w
@@ -421,17 +454,26 @@ impl WindowRecorder {
     /// Closes the oldest open window.
     fn close(&mut self) {
         let Some(o) = self.open.pop_front() else { return };
+        let outcomes = self.outcomes;
+        let classes = (o.classes.into_iter())
+            .map(|c| ClassWindow {
+                picks: c.picks,
+                latency: Buckets::from_counts(&c.dense),
+                outcomes: outcomes.then_some(c.outcomes),
+            })
+            .collect();
         let w = Window {
             picks: o.picks,
             queue: o.queue,
             latency: Buckets::from_counts(&o.dense),
             outcomes: self.outcomes.then_some(o.outcomes),
             health: self.health.map(|_| o.health),
+            classes,
         };
         self.base += 1;
         match &mut self.sink {
             Sink::Memory(all) => all.push(w),
-            Sink::Tape(out, _) => {
+            Sink::Tape(out, _, _) => {
                 if let Ok(tape) = out
                     && let Err(e) = w.write(tape)
                 {
@@ -451,47 +493,76 @@ impl WindowRecorder {
         self.len[s] = (len, t);
     }
 
-    /// A measured request was dispatched to `s` at `t`.
+    /// A measured request of class `k` (0 without classes) was dispatched to `s` at `t`.
     #[inline]
-    pub(super) fn dispatched(&mut self, s: usize, t: f64) {
+    pub(super) fn dispatched(&mut self, s: usize, t: f64, k: u32) {
         let w = self.window(t);
         let g = self.group_of[s] as usize;
-        self.at(w).picks[g] += 1;
+        let open = self.at(w);
+        open.picks[g] += 1;
+        if let Some(c) = open.classes.get_mut(k as usize) {
+            c.picks += 1;
+        }
     }
 
-    /// A measured request that arrived at `arrival` left after `sojourn`.
+    /// A measured request of class `k` (0 without classes) that arrived at `arrival` left after
+    /// `sojourn`.
     #[inline]
-    pub(super) fn departed(&mut self, arrival: f64, sojourn: f64) {
+    pub(super) fn departed(&mut self, arrival: f64, sojourn: f64, k: u32) {
         let w = self.window(arrival);
         let b = bucket(sojourn);
+        let k = k as usize;
         if w >= self.base {
-            let h = &mut self.at(w).dense;
-            if h.is_empty() {
-                h.resize(BUCKETS, 0);
+            let open = self.at(w);
+            count(&mut open.dense, b);
+            if let Some(c) = open.classes.get_mut(k) {
+                count(&mut c.dense, b);
             }
-            h[b] += 1;
             return;
         }
         let one = Buckets::from_pairs([(b, 1)]);
+        let split = self.classes > k;
         match &mut self.sink {
-            Sink::Memory(all) => all.latency[w].add(&one),
-            Sink::Tape(_, late) => late.entry(w).or_default().add(&one),
+            Sink::Memory(all) => {
+                all.latency[w].add(&one);
+                if split {
+                    all.classes[w][k].latency.add(&one);
+                }
+            }
+            Sink::Tape(_, late, classes) => {
+                late.entry(w).or_default().add(&one);
+                if split {
+                    classes.entry((w, k)).or_default().add(&one);
+                }
+            }
         }
     }
 
-    /// A measured request arrived at `t` (the request lifecycle's outcomes).
-    pub(super) fn request_arrived(&mut self, t: f64) {
+    /// A measured request of class `k` (0 without classes) arrived at `t` (the request
+    /// lifecycle's outcomes).
+    pub(super) fn request_arrived(&mut self, t: f64, k: u32) {
         let w = self.window(t);
-        self.at(w).outcomes[0] += 1;
+        let open = self.at(w);
+        open.outcomes[0] += 1;
+        if let Some(c) = open.classes.get_mut(k as usize) {
+            c.outcomes[0] += 1;
+        }
     }
 
-    /// A measured request ended at `t`, answered (`success`) or failed for good: counted in the
-    /// window where it ends (the current one, never closed yet).
-    pub(super) fn request_ended(&mut self, t: f64, success: bool) {
+    /// A measured request of class `k` (0 without classes) ended at `t`, answered (`success`)
+    /// or failed for good: counted in the window where it ends (the current one, never closed
+    /// yet).
+    pub(super) fn request_ended(&mut self, t: f64, success: bool, k: u32) {
         let w = self.window(t);
-        let o = &mut self.at(w).outcomes;
-        o[1] += 1;
-        o[2] += u64::from(success);
+        let open = self.at(w);
+        let ends = |o: &mut Outcomes| {
+            o[1] += 1;
+            o[2] += u64::from(success);
+        };
+        ends(&mut open.outcomes);
+        if let Some(c) = open.classes.get_mut(k as usize) {
+            ends(&mut c.outcomes);
+        }
     }
 
     /// Some client's count of excluded hosts changed by `d` at `t` (no earlier than the last
@@ -515,13 +586,14 @@ impl WindowRecorder {
         }
         match self.sink {
             Sink::Memory(all) => Recorded::Memory(all),
-            Sink::Tape(out, late) => Recorded::Spooled(SpooledWindows {
+            Sink::Tape(out, late, late_classes) => Recorded::Spooled(SpooledWindows {
                 width: self.width,
                 groups: self.groups,
                 servers: self.n,
                 count: self.base,
                 tape: out.and_then(TapeWriter::finish).map_err(std::sync::Arc::new),
                 late,
+                late_classes,
             }),
         }
     }
@@ -531,7 +603,7 @@ impl WindowRecorder {
     fn held(&self) -> usize {
         let closed = match &self.sink {
             Sink::Memory(all) => all.picks.len(),
-            Sink::Tape(_, late) => late.len(),
+            Sink::Tape(_, late, classes) => late.len() + classes.len(),
         };
         self.open.len() + closed
     }
@@ -688,12 +760,12 @@ mod tests {
         // three buckets, one of them counted after five more windows opened.
         let mut w = WindowRecorder::new(100, &[20, 80], 10.0, false);
         for i in 0..1000 {
-            w.dispatched(i % 100, 1.0);
-            w.departed(1.0, [0.5, 1.0][i % 2]);
+            w.dispatched(i % 100, 1.0, 0);
+            w.departed(1.0, [0.5, 1.0][i % 2], 0);
         }
         w.changed(0, 0, 55.0);
-        w.dispatched(0, 55.0);
-        w.departed(2.0, 3.0);
+        w.dispatched(0, 55.0, 0);
+        w.departed(2.0, 3.0, 0);
         let out = windows(w.finish(60.0));
         assert_eq!(out.picks[0], [200, 800]);
         assert_eq!(out.picks.len(), 6);
@@ -736,10 +808,10 @@ mod tests {
         // window 2's success; one arriving at 12 and failing at 13 is window 1's arrival and end.
         for spool in [false, true] {
             let mut w = WindowRecorder::new(1, &[], 10.0, spool).with_outcomes();
-            w.request_arrived(5.0);
-            w.request_arrived(12.0);
-            w.request_ended(13.0, false);
-            w.request_ended(25.0, true);
+            w.request_arrived(5.0, 0);
+            w.request_arrived(12.0, 0);
+            w.request_ended(13.0, false, 0);
+            w.request_ended(25.0, true, 0);
             let out = windows(w.finish(30.0));
             assert_eq!(out.outcomes, [[1, 0, 0], [1, 1, 0], [0, 1, 1]]);
             assert_eq!(out.damage(BUCKETS), None);
@@ -798,8 +870,8 @@ mod tests {
             };
             let arrival = (t - back).max(0.0);
             for r in [&mut spooled, &mut kept] {
-                r.dispatched(s, t);
-                r.departed(arrival, t - arrival);
+                r.dispatched(s, t, 0);
+                r.departed(arrival, t - arrival, 0);
             }
             most = most.max(spooled.held());
         }

@@ -39,6 +39,9 @@ pub(super) struct Request {
     pub(super) client: u32,
     /// Its traffic class (0 without classes).
     pub(super) class: u32,
+    /// Its key, with a composite limiter's per-key layer (its retries are counted under it and
+    /// hashed by it); 0 otherwise.
+    pub(super) key: u64,
     /// The attempts the client waits for, latest first, linked by [`Attempt::next`]; [`NONE`]
     /// when there is none (more than one only with hedging).
     pub(super) live: u32,
@@ -238,6 +241,7 @@ impl LifecycleState {
             attempts: 0,
             client: 0,
             class,
+            key: 0,
             live: NONE,
             done: false,
             deadline_pending: self.cfg.client.deadline > 0.0,

@@ -15,7 +15,7 @@ use super::classes::ClassState;
 use super::event::Job;
 use super::feedback::{Recorded, WindowRecorder};
 use super::lifecycle::LifecycleState;
-use crate::admission::{Decision, Gate};
+use crate::admission::{Decision, Gate, Scope};
 use crate::model::{Farm, RunLength, SimOptions};
 use crate::rng::{SimRng, StreamKey};
 use crate::stats::RepStats;
@@ -23,27 +23,36 @@ use crate::stats::RepStats;
 /// The admission stage and the series, as the loop sees them. `measured` says whether the
 /// request is past the warm-up.
 pub(super) trait Parts {
-    /// The admission stage's decision on a request arriving at `t`.
-    fn offer(&mut self, t: f64, measured: bool) -> Decision;
-    /// Keeps a request the admission stage delayed.
-    fn delay(&mut self, job: Job);
-    /// The earliest delayed request, now let through.
-    fn release(&mut self) -> Job;
+    /// The admission stage's decision on a request arriving at `t`, of `scope` (its key and
+    /// client when it brings them).
+    fn offer(&mut self, t: f64, measured: bool, scope: Scope) -> Decision;
+    /// Whether the admission stage counts requests per key and per client (a composite
+    /// limiter's layers): the request's key and client are then its own ([`Scope`]).
+    fn scopes(&self) -> (bool, bool);
+    /// The key the admission stage counted the request last offered under (with a per-key
+    /// layer).
+    fn offered_key(&self) -> Option<u64>;
+    /// Keeps a request the admission stage delayed, with its `scope`.
+    fn delay(&mut self, job: Job, scope: Scope);
+    /// The earliest delayed request, now let through, with its scope.
+    fn release(&mut self) -> (Job, Scope);
     /// A request is sent to a server holding `qlen` requests: false when that server rejects it
     /// (adaptive throttling's backend limit).
     fn accepts(&mut self, qlen: u32, t: f64, measured: bool) -> bool;
-    /// A request joined server `s`, which now holds `qlen`.
-    fn joined(&mut self, s: usize, qlen: u32, t: f64, measured: bool);
+    /// A request of class `class` (0 without classes) joined server `s`, which now holds
+    /// `qlen`.
+    fn joined(&mut self, s: usize, qlen: u32, t: f64, measured: bool, class: u32);
     /// `job` left server `s` after `sojourn`, leaving `qlen`.
     fn left(&mut self, s: usize, qlen: u32, t: f64, job: &Job, sojourn: f64, measured: bool);
     /// The request lifecycle (SPEC §11), if the farm has one.
     fn lifecycle(&mut self) -> Option<&mut LifecycleState>;
     /// The traffic classes (SPEC §13), if the farm has them.
     fn classes(&mut self) -> Option<&mut ClassState>;
-    /// The lifecycle's measured request arrived at `t` (for the series).
-    fn request_arrived(&mut self, t: f64);
-    /// The lifecycle's measured request ended at `t`, answered or failed (for the series).
-    fn request_ended(&mut self, t: f64, success: bool);
+    /// The lifecycle's measured request of class `class` arrived at `t` (for the series).
+    fn request_arrived(&mut self, t: f64, class: u32);
+    /// The lifecycle's measured request of class `class` ended at `t`, answered or failed (for
+    /// the series).
+    fn request_ended(&mut self, t: f64, success: bool, class: u32);
     /// The changes of the clients' health views logged since the last call go to the series.
     fn health_logged(&mut self);
     /// Adds what the parts measured to `stats`; the replication ended at `end`.
@@ -56,17 +65,27 @@ pub(super) struct Off;
 
 impl Parts for Off {
     #[inline(always)]
-    fn offer(&mut self, _: f64, _: bool) -> Decision {
+    fn offer(&mut self, _: f64, _: bool, _: Scope) -> Decision {
         Decision::Admit
     }
 
     #[inline(always)]
-    fn delay(&mut self, _: Job) {
+    fn scopes(&self) -> (bool, bool) {
+        (false, false)
+    }
+
+    #[inline(always)]
+    fn offered_key(&self) -> Option<u64> {
+        None
+    }
+
+    #[inline(always)]
+    fn delay(&mut self, _: Job, _: Scope) {
         unreachable!("nothing is delayed without an admission stage")
     }
 
     #[inline(always)]
-    fn release(&mut self) -> Job {
+    fn release(&mut self) -> (Job, Scope) {
         unreachable!("nothing is released without an admission stage")
     }
 
@@ -76,7 +95,7 @@ impl Parts for Off {
     }
 
     #[inline(always)]
-    fn joined(&mut self, _: usize, _: u32, _: f64, _: bool) {}
+    fn joined(&mut self, _: usize, _: u32, _: f64, _: bool, _: u32) {}
 
     #[inline(always)]
     fn left(&mut self, _: usize, _: u32, _: f64, _: &Job, _: f64, _: bool) {}
@@ -92,10 +111,10 @@ impl Parts for Off {
     }
 
     #[inline(always)]
-    fn request_arrived(&mut self, _: f64) {}
+    fn request_arrived(&mut self, _: f64, _: u32) {}
 
     #[inline(always)]
-    fn request_ended(&mut self, _: f64, _: bool) {}
+    fn request_ended(&mut self, _: f64, _: bool, _: u32) {}
 
     #[inline(always)]
     fn health_logged(&mut self) {}
@@ -109,7 +128,7 @@ impl Parts for Off {
 pub(super) struct On {
     gate: Option<Gate>,
     /// Requests the admission stage delayed, in the order they are let through.
-    delayed: VecDeque<Job>,
+    delayed: VecDeque<(Job, Scope)>,
     windows: Option<WindowRecorder>,
     lifecycle: Option<Box<LifecycleState>>,
     classes: Option<Box<ClassState>>,
@@ -145,6 +164,10 @@ impl On {
         let windows = (opts.series).map(|width| {
             let w = WindowRecorder::new(n, &opts.series_groups, width, opts.series_spool);
             let w = if farm.lifecycle.is_some() { w.with_outcomes() } else { w };
+            let w = match &farm.classes {
+                Some(c) => w.with_classes(c.classes.len()),
+                None => w,
+            };
             match view {
                 Some(v) => {
                     v.log_changes();
@@ -163,18 +186,31 @@ impl On {
 
 impl Parts for On {
     #[inline]
-    fn offer(&mut self, t: f64, measured: bool) -> Decision {
+    fn offer(&mut self, t: f64, measured: bool, scope: Scope) -> Decision {
         match &mut self.gate {
             None => Decision::Admit,
-            Some(g) => g.offer(t, measured),
+            Some(g) => g.offer_scoped(t, measured, scope),
         }
     }
 
-    fn delay(&mut self, job: Job) {
-        self.delayed.push_back(job);
+    #[inline]
+    fn scopes(&self) -> (bool, bool) {
+        match self.gate.as_ref().and_then(|g| g.composite.as_ref()) {
+            None => (false, false),
+            Some(c) => (c.by_key(), c.by_client()),
+        }
     }
 
-    fn release(&mut self) -> Job {
+    fn offered_key(&self) -> Option<u64> {
+        let c = self.gate.as_ref()?.composite.as_ref()?;
+        c.by_key().then_some(c.last_key)
+    }
+
+    fn delay(&mut self, job: Job, scope: Scope) {
+        self.delayed.push_back((job, scope));
+    }
+
+    fn release(&mut self) -> (Job, Scope) {
         self.delayed.pop_front().expect("a release without a delayed request")
     }
 
@@ -193,11 +229,11 @@ impl Parts for On {
     }
 
     #[inline]
-    fn joined(&mut self, s: usize, qlen: u32, t: f64, measured: bool) {
+    fn joined(&mut self, s: usize, qlen: u32, t: f64, measured: bool, class: u32) {
         if let Some(w) = &mut self.windows {
             w.changed(s, qlen, t);
             if measured {
-                w.dispatched(s, t);
+                w.dispatched(s, t, class);
             }
         }
     }
@@ -214,7 +250,7 @@ impl Parts for On {
         if let Some(w) = &mut self.windows {
             w.changed(s, qlen, t);
             if measured {
-                w.departed(job.arrival, sojourn);
+                w.departed(job.arrival, sojourn, job.class);
             }
         }
     }
@@ -229,15 +265,15 @@ impl Parts for On {
         self.classes.as_deref_mut()
     }
 
-    fn request_arrived(&mut self, t: f64) {
+    fn request_arrived(&mut self, t: f64, class: u32) {
         if let Some(w) = &mut self.windows {
-            w.request_arrived(t);
+            w.request_arrived(t, class);
         }
     }
 
-    fn request_ended(&mut self, t: f64, success: bool) {
+    fn request_ended(&mut self, t: f64, success: bool, class: u32) {
         if let Some(w) = &mut self.windows {
-            w.request_ended(t, success);
+            w.request_ended(t, success, class);
         }
     }
 

@@ -29,7 +29,7 @@ use super::record::Recorder;
 use super::scheduled::{CfsServers, FairServers, PriorityWorkers};
 use super::servers::{FifoWorkers, OneSlot, Servers, SharedServers};
 use super::{SimTime, Simulation};
-use crate::admission::Decision;
+use crate::admission::{Decision, Scope};
 use crate::info::{Board, BoardWithDispatch, InfoModel, Live};
 use crate::model::{Discipline, Farm, Information, RunLength, SimOptions};
 use crate::policy::Policy;
@@ -369,15 +369,23 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         if self.parts.lifecycle().is_some() {
             self.lc_open(&mut job, t);
         }
-        let stop = match self.parts.offer(t, self.arrived >= self.len.warmup) {
+        let measured = self.arrived >= self.len.warmup;
+        let (by_key, by_client) = self.parts.scopes();
+        let (decision, scope) = if by_key || by_client {
+            self.offer_scoped(&job, t, measured)
+        } else {
+            (self.parts.offer(t, measured, Scope::default()), Scope::default())
+        };
+        let stop = match decision {
+            Decision::Admit if by_key || by_client => self.send_scoped(job, scope),
             Decision::Admit => self.send(job),
             Decision::Delay(at) => {
-                self.parts.delay(job);
+                self.parts.delay(job, scope);
                 schedule(&mut self.sim, at, Event::Release);
                 false
             }
             Decision::Reject => {
-                self.parts.lifecycle().is_some() && self.lc_refused(job.index as u32)
+                self.parts.lifecycle().is_some() && self.lc_refused(job.index as u32, scope.client)
             }
         };
         if stop {
@@ -437,10 +445,38 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     #[inline(always)]
     fn release(&mut self) -> bool {
         self.rec.stats.events += 1;
-        let job = self.parts.release();
+        let (job, scope) = self.parts.release();
         // A retry or hedge the admission stage held goes out from its request's client.
         let client = if self.parts.lifecycle().is_some() { self.lc_client(&job) } else { None };
-        self.send_from(job, client)
+        self.send_scoped(job, Scope { client: client.or(scope.client), ..scope })
+    }
+
+    /// The admission stage's decision on the arrival `job` at `t` when it counts requests per
+    /// key or per client (a composite limiter): the fleet assigns the request's client first
+    /// (a policy that is not a fleet has none to give), the stage draws its key, and both are
+    /// the request's own from then on ([`Scope`]): it is sent from that client, a hashing
+    /// policy hashes that key, and its retries are counted under them.
+    #[inline(never)]
+    fn offer_scoped(&mut self, job: &Job, t: f64, measured: bool) -> (Decision, Scope) {
+        let (_, by_client) = self.parts.scopes();
+        let fleet = P::TAGGED && self.policy.clients() > 1;
+        let client = (by_client && fleet).then(|| self.policy.assign());
+        let decision = self.parts.offer(t, measured, Scope { key: None, client });
+        let scope = Scope { key: self.parts.offered_key(), client };
+        if let (Some(key), Some(lc)) = (scope.key, self.parts.lifecycle()) {
+            lc.requests[job.index as usize].key = key;
+        }
+        (decision, scope)
+    }
+
+    /// Sends `job` as [`Self::send_from`] does, from the scope's client if it has one; a
+    /// hashing policy hashes the scope's key, if it has one.
+    #[inline(always)]
+    fn send_scoped(&mut self, job: Job, scope: Scope) -> bool {
+        if let Some(key) = scope.key {
+            self.policy.use_key(key);
+        }
+        self.send_from(job, scope.client)
     }
 
     /// The policy asks again for `client`'s backlog, sending from its head for as long as it
@@ -606,7 +642,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let qlen = self.servers.len(s);
         self.info.on_dispatch(s);
         self.rec.joined(job.index, s, qlen, t);
-        self.parts.joined(s, qlen, t, measured);
+        self.parts.joined(s, qlen, t, measured, job.class);
         if P::FEEDBACK {
             self.feedback_on_dispatch(s, qlen, job.tag, now);
         }

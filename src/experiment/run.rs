@@ -411,6 +411,14 @@ pub fn summarise(
     if cfg.series.is_some() {
         let mut head = cfg.sweep.clone();
         head.push("policy".into());
+        // With classes, a `class` column follows `policy` (SPEC §13): the pooled lines' `all`,
+        // then each class's lines.
+        let classes: Vec<String> = (cfg.points.iter().find_map(|p| p.classes.as_ref()))
+            .map(|c| c.classes.iter().map(|k| k.name.clone()).collect())
+            .unwrap_or_default();
+        if !classes.is_empty() {
+            head.push("class".into());
+        }
         let rows = rows
             .iter()
             .filter_map(|r| {
@@ -419,7 +427,7 @@ pub fn summarise(
                 r.series.clone().map(|s| (lead, s))
             })
             .collect();
-        report.series = Some(SeriesCsv { head, rows });
+        report.series = Some(SeriesCsv { head, rows, classes });
     }
     (rows, report)
 }

@@ -28,6 +28,12 @@
 //!   hosts a policy may pick, not those its client considers healthy. Where a replication ended
 //!   inside the window, only the time it covered counts ([`crate::stats::Health`]).
 //!
+//! With traffic classes (SPEC §13) a `class` column follows `policy`: the lines above have
+//! `class` `all`, and each class adds its own `requests` (its measured requests dispatched in the
+//! window), `p50`, `p99` (of its requests that arrived in it) and, with the lifecycle, `success`
+//! and `goodput` (among its requests); `share.*`, `queue.*` and `healthy` are on `all` only.
+//! Without classes there is no `class` column and the lines are the ones written before classes.
+//!
 //! `time` is the start of the window.
 
 use std::io::{self, Write};
@@ -35,7 +41,9 @@ use std::sync::Arc;
 
 use crate::engine::{BUCKETS, Buckets, SpooledWindows, Window, Windows, bucket_quantile};
 use crate::stats::tape::{Tape, TapeWriter};
-use crate::stats::{Health, Outcomes, RepStats, add_health, add_outcomes};
+use crate::stats::{
+    ClassWindow, Health, Outcomes, RepStats, add_classes, add_health, add_outcomes,
+};
 
 /// The replications of one row, added up per window and group.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -59,6 +67,9 @@ pub struct Pooled {
     /// `health[w]`: the clients' health view over window `w`, spans and areas summed over all
     /// replications (`None` without a health view).
     pub health: Vec<Option<Health>>,
+    /// `classes[w]`: each traffic class's part of window `w` over all replications (empty
+    /// without classes).
+    pub classes: Vec<Vec<ClassWindow>>,
     /// Each server's group.
     pub(crate) group_of: Vec<usize>,
     /// Per group: `1 / (servers * width * reps)`, the scale of a queue integral.
@@ -98,6 +109,7 @@ impl Pooled {
             self.latency.resize(windows, Buckets::default());
             self.outcomes.resize(windows, None);
             self.health.resize(windows, None);
+            self.classes.resize(windows, Vec::new());
         }
         let (group_of, scale) = (&self.group_of, &self.scale);
         for (k, picks) in w.picks.iter().enumerate() {
@@ -110,6 +122,9 @@ impl Pooled {
             self.latency[k].add(&w.latency[k]);
             add_outcomes(&mut self.outcomes[k], w.outcomes.get(k).copied());
             add_health(&mut self.health[k], w.health.get(k).copied());
+            if let Some(c) = w.classes.get(k) {
+                add_classes(&mut self.classes[k], c);
+            }
         }
     }
 
@@ -234,6 +249,7 @@ impl PooledTape {
         sum.latency.add(&w.latency);
         add_outcomes(&mut sum.outcomes, w.outcomes);
         add_health(&mut sum.health, w.health);
+        add_classes(&mut sum.classes, &w.classes);
     }
 
     /// The pooled windows, in order.
@@ -259,6 +275,7 @@ impl PooledTape {
             p.latency.push(w.latency);
             p.outcomes.push(w.outcomes);
             p.health.push(w.health);
+            p.classes.push(w.classes);
         }
         Ok(p)
     }
@@ -291,10 +308,13 @@ fn short() -> io::Error {
 /// windows, written line by line once its destination is ready ([`SeriesCsv::write`]).
 #[derive(Debug, Clone, Default)]
 pub struct SeriesCsv {
-    /// The leading columns' names (the swept keys, then `policy`).
+    /// The leading columns' names (the swept keys, then `policy`; with classes, then `class`).
     pub head: Vec<String>,
-    /// Per row: its leading cells and its windows.
+    /// Per row: its leading cells (without the `class` cell) and its windows.
     pub rows: Vec<(Vec<String>, PooledTape)>,
+    /// The traffic classes' names (SPEC §13), in class order; empty without classes (and then
+    /// there is no `class` column).
+    pub classes: Vec<String>,
 }
 
 impl SeriesCsv {
@@ -304,7 +324,8 @@ impl SeriesCsv {
         header(&mut w, &self.head)?;
         for (lead, p) in &self.rows {
             for (k, window) in p.windows()?.enumerate() {
-                lines(&mut w, lead, k as f64 * p.head.width, &p.head.groups, &window?)?;
+                let at = (k as f64 * p.head.width, p.head.groups.as_slice());
+                lines(&mut w, lead, &self.classes, at, &window?)?;
             }
         }
         w.flush()
@@ -312,8 +333,9 @@ impl SeriesCsv {
 }
 
 /// The long-format CSV of the rows `(lead, series)`: `lead` is the row's leading cells (the
-/// swept values and the policy), `head` their column names.
-pub fn csv(head: &[String], rows: &[(Vec<String>, &Pooled)]) -> String {
+/// swept values and the policy), `head` the column names (with classes, ending in `class`),
+/// `classes` the classes' names (empty without classes).
+pub fn csv(head: &[String], classes: &[String], rows: &[(Vec<String>, &Pooled)]) -> String {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     header(&mut w, head).expect("writing to memory");
     for (lead, p) in rows {
@@ -324,8 +346,10 @@ pub fn csv(head: &[String], rows: &[(Vec<String>, &Pooled)]) -> String {
                 latency: p.latency[k].clone(),
                 outcomes: p.outcomes[k],
                 health: p.health[k],
+                classes: p.classes.get(k).cloned().unwrap_or_default(),
             };
-            lines(&mut w, lead, k as f64 * p.width, &p.groups, &window).expect("writing to memory");
+            let at = (k as f64 * p.width, p.groups.as_slice());
+            lines(&mut w, lead, classes, at, &window).expect("writing to memory");
         }
     }
     String::from_utf8(w.into_inner().expect("writing to memory")).expect("UTF-8")
@@ -338,39 +362,71 @@ fn header<W: Write>(w: &mut ::csv::Writer<W>, head: &[String]) -> io::Result<()>
     Ok(w.write_record(&columns)?)
 }
 
-/// The lines of one pooled window starting at `time`.
+/// A CSV cell of a number: empty when it is not finite.
+fn num(x: f64) -> String {
+    if x.is_finite() { format!("{x}") } else { String::new() }
+}
+
+/// The lines of one pooled window starting at `time`, of the farm's `groups`: the pooled ones
+/// (with `classes`, their `class` cell `all`), then each class's `requests`, `p50`, `p99` and,
+/// with the lifecycle, `success` and `goodput`.
 fn lines<W: Write>(
     w: &mut ::csv::Writer<W>,
     lead: &[String],
-    time: f64,
-    groups: &[String],
+    classes: &[String],
+    (time, groups): (f64, &[String]),
     window: &Window,
 ) -> io::Result<()> {
-    let num = |x: f64| if x.is_finite() { format!("{x}") } else { String::new() };
     let t = num(time);
-    let mut line = |metric: &str, value: String| {
+    let split = !classes.is_empty();
+    let mut line = |class: Option<&str>, metric: &str, value: String| {
         let mut record = lead.to_vec();
+        record.extend(class.map(String::from));
         record.extend([t.clone(), metric.to_string(), value]);
         w.write_record(&record)
     };
+    let all = split.then_some("all");
     let requests: u64 = window.picks.iter().sum();
-    line("requests", requests.to_string())?;
+    line(all, "requests", requests.to_string())?;
     for (g, name) in groups.iter().enumerate() {
-        line(&format!("share.{name}"), num(window.picks[g] as f64 / requests as f64))?;
+        line(all, &format!("share.{name}"), num(window.picks[g] as f64 / requests as f64))?;
     }
     for (g, name) in groups.iter().enumerate() {
-        line(&format!("queue.{name}"), num(window.queue[g]))?;
+        line(all, &format!("queue.{name}"), num(window.queue[g]))?;
     }
     let mut counts = vec![0u64; BUCKETS];
-    window.latency.add_to(&mut counts);
-    line("p50", num(bucket_quantile(&counts, 0.5)))?;
-    line("p99", num(bucket_quantile(&counts, 0.99)))?;
-    if let Some([arrived, ended, succeeded]) = window.outcomes {
-        line("success", num(succeeded as f64 / ended as f64))?;
-        line("goodput", num(succeeded as f64 / arrived as f64))?;
+    let mut quantiles = |latency: &Buckets| {
+        counts.iter_mut().for_each(|c| *c = 0);
+        latency.add_to(&mut counts);
+        [0.5, 0.99].map(|q| num(bucket_quantile(&counts, q)))
+    };
+    let outcomes = |[arrived, ended, succeeded]: Outcomes| {
+        [num(succeeded as f64 / ended as f64), num(succeeded as f64 / arrived as f64)]
+    };
+    let [p50, p99] = quantiles(&window.latency);
+    line(all, "p50", p50)?;
+    line(all, "p99", p99)?;
+    if let Some(o) = window.outcomes {
+        let [success, goodput] = outcomes(o);
+        line(all, "success", success)?;
+        line(all, "goodput", goodput)?;
     }
     if let Some([span, area]) = window.health {
-        line("healthy", num(area / span))?;
+        line(all, "healthy", num(area / span))?;
+    }
+    for (k, name) in classes.iter().enumerate() {
+        let none = ClassWindow { outcomes: window.outcomes.map(|_| [0; 3]), ..Default::default() };
+        let c = window.classes.get(k).unwrap_or(&none);
+        let class = Some(name.as_str());
+        line(class, "requests", c.picks.to_string())?;
+        let [p50, p99] = quantiles(&c.latency);
+        line(class, "p50", p50)?;
+        line(class, "p99", p99)?;
+        if let Some(o) = c.outcomes {
+            let [success, goodput] = outcomes(o);
+            line(class, "success", success)?;
+            line(class, "goodput", goodput)?;
+        }
     }
     Ok(())
 }
@@ -391,6 +447,7 @@ mod tests {
                 latency: Buckets::from_pairs([(k % 5, r + 1), (300 + r as usize, 2)]),
                 outcomes: Some([r + k as u64, r + 1, r]),
                 health: Some([2.5, 2.5 / (x + 1.0)]),
+                classes: Vec::new(),
             });
         }
         w
@@ -427,6 +484,7 @@ mod tests {
             count: 70,
             tape: Ok(w.finish().unwrap()),
             late: Default::default(),
+            late_classes: Default::default(),
         };
         spooled.add_spooled(&last_spooled);
         memory.add(&last);
@@ -435,8 +493,8 @@ mod tests {
         let head = vec!["policy".to_string()];
         let mut written = Vec::new();
         let rows = vec![(vec!["p2c".to_string()], spooled)];
-        SeriesCsv { head: head.clone(), rows }.write(&mut written).unwrap();
-        let made = csv(&head, &[(vec!["p2c".to_string()], &memory)]);
+        SeriesCsv { head: head.clone(), rows, classes: Vec::new() }.write(&mut written).unwrap();
+        let made = csv(&head, &[], &[(vec!["p2c".to_string()], &memory)]);
         assert!(made.lines().count() > 70 * 7);
         assert_eq!(String::from_utf8(written).unwrap(), made);
     }
@@ -453,7 +511,7 @@ mod tests {
         let mut p = Pooled::new(&groups, 10.0, 1);
         p.add(&w);
         let head = vec!["policy".to_string()];
-        let text = csv(&head, &[(vec!["rr".to_string()], &p)]);
+        let text = csv(&head, &[], &[(vec!["rr".to_string()], &p)]);
         let metric = |m: &str| -> Vec<String> {
             text.lines()
                 .filter(|l| l.split(',').nth(2) == Some(m))
@@ -467,7 +525,7 @@ mod tests {
         let plain = Windows { outcomes: Vec::new(), health: Vec::new(), ..plain };
         let mut p = Pooled::new(&[("a".to_string(), 1), ("b".to_string(), 2)], 10.0, 1);
         p.add(&plain);
-        let text = csv(&head, &[(vec!["rr".to_string()], &p)]);
+        let text = csv(&head, &[], &[(vec!["rr".to_string()], &p)]);
         assert_eq!(text.lines().count(), 1 + 3 * 7);
         assert!(!text.contains("success") && !text.contains("goodput"));
         assert!(!text.contains("healthy"));
@@ -491,7 +549,7 @@ mod tests {
         p.add(&one(&[[10.0, 10.0], [10.0, 5.0], [4.0, 2.8]]));
         p.add(&one(&[[10.0, 8.0], [10.0, 6.0]]));
         let head = vec!["policy".to_string()];
-        let text = csv(&head, &[(vec!["rr".to_string()], &p)]);
+        let text = csv(&head, &[], &[(vec!["rr".to_string()], &p)]);
         let healthy: Vec<&str> = text
             .lines()
             .filter(|l| l.split(',').nth(2) == Some("healthy"))

@@ -237,6 +237,13 @@ impl<P: Policy> Policy for Fleet<P> {
         self.draw() as u32
     }
 
+    /// Every client's policy shares the replication's keys: the first one hears it.
+    fn use_key(&mut self, key: u64) {
+        if let Some(c) = self.clients.first_mut() {
+            c.policy.use_key(key);
+        }
+    }
+
     #[inline]
     fn try_pick(
         &mut self,

@@ -178,11 +178,18 @@ pub trait Policy {
     }
 
     /// The client that sends the next arrival (a fleet draws it here); only called when
-    /// [`Self::HOLDS`].
+    /// [`Self::HOLDS`], or before the admission stage when a composite limiter has a
+    /// per-client layer (the request is then sent from that client).
     #[inline]
     fn assign(&mut self) -> u32 {
         0
     }
+
+    /// The next request this policy picks a server for has key `key` (a composite limiter's
+    /// per-key layer drew it): a hashing policy hashes it instead of drawing one from `[keys]`;
+    /// others ignore it. Only called when such a layer exists.
+    #[inline]
+    fn use_key(&mut self, _key: u64) {}
 
     /// The server for the request at the head of `client`'s backlog, or `Err(t)`: no server
     /// may take it now, ask again at `t` (after `now`). Only called when [`Self::HOLDS`].

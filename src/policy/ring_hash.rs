@@ -98,6 +98,13 @@ fn next_hash(keys: &Option<SharedKeys>) -> u64 {
     key_hash(keys.as_ref().map_or(0, |k| k.borrow_mut().next_key()))
 }
 
+/// The next request's key is `key` ([`Policy::use_key`]).
+fn use_key(keys: &Option<SharedKeys>, key: u64) {
+    if let Some(k) = keys {
+        k.borrow_mut().set_next(key);
+    }
+}
+
 /// Ring hash, optionally with bounded loads (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct RingHash {
@@ -177,6 +184,10 @@ impl Policy for RingHash {
         self.place(h, loads)
     }
 
+    fn use_key(&mut self, key: u64) {
+        use_key(&self.keys, key);
+    }
+
     fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
         self.hosts.set(hosts);
     }
@@ -209,6 +220,10 @@ impl Policy for MaglevHash {
             None => self.table.lookup(h),
             Some(t) => t.lookup(h),
         }
+    }
+
+    fn use_key(&mut self, key: u64) {
+        use_key(&self.keys, key);
     }
 
     fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {

@@ -19,7 +19,8 @@ pub use series::{Series, SeriesRecorder, Truncation};
 pub use student_t::{ci95_half_width, t_quantile_975};
 pub use tally::{STANDARD_QUANTILES, SeriesSum, Tally};
 pub use windows::{
-    Buckets, Health, Outcomes, SpooledWindows, Window, Windows, add_health, add_outcomes,
+    Buckets, ClassWindow, Health, Outcomes, SpooledWindows, Window, Windows, add_classes,
+    add_health, add_outcomes,
 };
 
 /// Median of `xs` (the mean of the two middle values for an even count). `NaN` when empty.

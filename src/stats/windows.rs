@@ -41,6 +41,42 @@ pub struct Windows {
     /// window `w`'s [`Health`]; empty without one (and then absent from a record).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub health: Vec<Health>,
+    /// `classes[w][k]`: with traffic classes (SPEC §13) only, class `k`'s part of window `w`;
+    /// empty without classes (and then absent from a record).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<Vec<ClassWindow>>,
+}
+
+/// One traffic class's part of a window (SPEC §13): what the window's pooled counts hold of
+/// that class's requests, so that the classes' counts add up to the pooled ones.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClassWindow {
+    /// Measured requests of the class dispatched during the window.
+    pub picks: u64,
+    /// Sojourn bucket counts of the class's measured requests that arrived in the window.
+    pub latency: Buckets,
+    /// With the request lifecycle only, the class's [`Outcomes`] in the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcomes: Option<Outcomes>,
+}
+
+impl ClassWindow {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &ClassWindow) {
+        self.picks += other.picks;
+        self.latency.add(&other.latency);
+        add_outcomes(&mut self.outcomes, other.outcomes);
+    }
+}
+
+/// Adds the classes of a window to `sum`'s, class by class (`sum` grows to as many classes).
+pub fn add_classes(sum: &mut Vec<ClassWindow>, other: &[ClassWindow]) {
+    if sum.len() < other.len() {
+        sum.resize(other.len(), ClassWindow::default());
+    }
+    for (s, o) in sum.iter_mut().zip(other) {
+        s.add(o);
+    }
 }
 
 /// What became of a window's measured requests under the request lifecycle (SPEC §11):
@@ -100,6 +136,9 @@ impl Windows {
                 self.health.len()
             ));
         }
+        if let Some(why) = self.class_damage(n) {
+            return Some(why);
+        }
         let fine = |[span, area]: Health| span.is_finite() && span >= 0.0 && area >= 0.0;
         if let Some(h) = self.health.iter().find(|&&h| !(fine(h) && h[1] <= h[0] * (1.0 + 1e-9))) {
             return Some(format!("a window's health integral {h:?} is not a fraction of its span"));
@@ -135,6 +174,32 @@ impl Windows {
         None
     }
 
+    /// What is inconsistent in the classes' parts of `n` windows: a count of windows other than
+    /// `n`, a window of another number of classes than the first, a class with more requests
+    /// dispatched in a window than the window, or outcomes where the window has none.
+    fn class_damage(&self, n: usize) -> Option<String> {
+        if self.classes.is_empty() {
+            return None;
+        }
+        if self.classes.len() != n {
+            let k = self.classes.len();
+            return Some(format!("its windows hold {n} dispatch counts and {k} class splits"));
+        }
+        if self.classes.windows(2).any(|p| p[0].len() != p[1].len()) {
+            return Some("its windows are not all of one set of classes".into());
+        }
+        for (w, classes) in self.classes.iter().enumerate() {
+            let picks: u64 = classes.iter().map(|c| c.picks).sum();
+            if picks > self.picks[w].iter().sum() {
+                return Some(format!("window {w}'s classes hold more dispatches than the window"));
+            }
+            if classes.iter().any(|c| c.outcomes.is_some() != self.outcomes.get(w).is_some()) {
+                return Some(format!("window {w}'s classes and the window disagree on outcomes"));
+            }
+        }
+        None
+    }
+
     /// Sojourns in the histograms of all windows.
     pub fn sojourns(&self) -> u64 {
         self.latency.iter().map(Buckets::total).sum()
@@ -148,6 +213,7 @@ impl Windows {
             latency: self.latency[w].clone(),
             outcomes: self.outcomes.get(w).copied(),
             health: self.health.get(w).copied(),
+            classes: self.classes.get(w).cloned().unwrap_or_default(),
         }
     }
 
@@ -161,6 +227,9 @@ impl Windows {
         }
         if let Some(h) = w.health {
             self.health.push(h);
+        }
+        if !w.classes.is_empty() {
+            self.classes.push(w.classes);
         }
     }
 }
@@ -179,6 +248,8 @@ pub struct Window {
     pub outcomes: Option<Outcomes>,
     /// How healthy the hosts looked to the clients, with a health view only.
     pub health: Option<Health>,
+    /// Each traffic class's part of the window, with classes only (empty without).
+    pub classes: Vec<ClassWindow>,
 }
 
 impl Window {
@@ -190,6 +261,7 @@ impl Window {
             latency: Buckets::default(),
             outcomes: None,
             health: None,
+            classes: Vec::new(),
         }
     }
 
@@ -206,13 +278,26 @@ impl Window {
         }
         put_varint(out, self.latency.0.len() as u64)?;
         out.write_all(&self.latency.0)?;
-        let flags = u64::from(self.outcomes.is_some()) + 2 * u64::from(self.health.is_some());
+        let flags = u64::from(self.outcomes.is_some())
+            + 2 * u64::from(self.health.is_some())
+            + 4 * u64::from(!self.classes.is_empty());
         put_varint(out, flags)?;
         if let Some(o) = self.outcomes {
             o.iter().try_for_each(|&x| put_varint(out, x))?;
         }
         if let Some(h) = self.health {
             h.iter().try_for_each(|x| out.write_all(&x.to_le_bytes()))?;
+        }
+        if !self.classes.is_empty() {
+            put_varint(out, self.classes.len() as u64)?;
+            for c in &self.classes {
+                put_varint(out, c.picks)?;
+                put_varint(out, c.latency.0.len() as u64)?;
+                out.write_all(&c.latency.0)?;
+                if let Some(o) = c.outcomes {
+                    o.iter().try_for_each(|&x| put_varint(out, x))?;
+                }
+            }
         }
         Ok(())
     }
@@ -226,9 +311,7 @@ impl Window {
             r.read_exact(&mut bytes)?;
             areas.push(f64::from_le_bytes(bytes));
         }
-        let len = usize::try_from(get_varint(r)?).map_err(io::Error::other)?;
-        let mut latency = vec![0u8; len];
-        r.read_exact(&mut latency)?;
+        let latency = read_buckets(r)?;
         let flags = get_varint(r)?;
         let outcomes = match flags & 1 {
             0 => None,
@@ -239,8 +322,29 @@ impl Window {
             0 => None,
             _ => Some([float()?, float()?]),
         };
-        Ok(Window { picks, queue: areas, latency: Buckets(latency), outcomes, health })
+        let mut classes = Vec::new();
+        if flags & 4 != 0 {
+            let k = get_varint(r)?;
+            for _ in 0..k {
+                let picks = get_varint(r)?;
+                let latency = read_buckets(r)?;
+                let outcomes = match outcomes {
+                    None => None,
+                    Some(_) => Some([get_varint(r)?, get_varint(r)?, get_varint(r)?]),
+                };
+                classes.push(ClassWindow { picks, latency, outcomes });
+            }
+        }
+        Ok(Window { picks, queue: areas, latency, outcomes, health, classes })
     }
+}
+
+/// Reads a histogram [`Window::write`] wrote: its length, then its bytes.
+fn read_buckets(r: &mut impl Read) -> io::Result<Buckets> {
+    let len = usize::try_from(get_varint(r)?).map_err(io::Error::other)?;
+    let mut bytes = vec![0u8; len];
+    r.read_exact(&mut bytes)?;
+    Ok(Buckets(bytes))
 }
 
 /// One replication's series as an unsharded run keeps it: its windows written to a tape in
@@ -260,6 +364,8 @@ pub struct SpooledWindows {
     pub tape: Result<Tape, Arc<io::Error>>,
     /// Sojourns counted after their window was written.
     pub late: BTreeMap<usize, Buckets>,
+    /// With traffic classes, the same per window and class.
+    pub late_classes: BTreeMap<(usize, usize), Buckets>,
 }
 
 impl SpooledWindows {
@@ -271,6 +377,11 @@ impl SpooledWindows {
             let mut window = Window::read(&mut r, self.groups, self.servers)?;
             if let Some(late) = self.late.get(&w) {
                 window.latency.add(late);
+            }
+            for (&(_, k), late) in self.late_classes.range((w, 0)..(w + 1, 0)) {
+                if let Some(c) = window.classes.get_mut(k) {
+                    c.latency.add(late);
+                }
             }
             Ok(window)
         }))
@@ -469,6 +580,7 @@ mod tests {
             latency: vec![Buckets::from_pairs([(1, 3)]); 2],
             outcomes: Vec::new(),
             health: Vec::new(),
+            classes: Vec::new(),
         };
         assert_eq!(ok.damage(802), None);
         let mut health = ok.clone();

@@ -100,7 +100,7 @@ impl KeySpec {
             }
             Popularity::Uniform => Law::Uniform(n),
         };
-        KeySource { rng, law }
+        KeySource { rng, law, next: None }
     }
 }
 
@@ -115,16 +115,30 @@ enum Law {
 pub struct KeySource {
     rng: SimRng,
     law: Law,
+    /// The next request's key, when the admission stage drew it ([`KeySource::set_next`]).
+    next: Option<u64>,
 }
 
 impl KeySource {
-    /// The next request's key.
+    /// The next request's key: the one [`KeySource::set_next`] gave, or else a draw.
     pub fn next_key(&mut self) -> u64 {
+        if let Some(key) = self.next.take() {
+            return key;
+        }
         match &self.law {
             Law::Uniform(n) => self.rng.random_range(0..*n),
             // Zipf draws ranks 1..=n as floats holding integers.
             Law::Zipf(z) => self.rng.sample(z) as u64 - 1,
         }
+    }
+}
+
+impl KeySource {
+    /// The next request's key is `key`, drawn elsewhere (a composite limiter's per-key layer
+    /// counted the request under it): the next [`KeySource::next_key`] returns it without a
+    /// draw. Never called in a run without such a layer.
+    pub fn set_next(&mut self, key: u64) {
+        self.next = Some(key);
     }
 }
 

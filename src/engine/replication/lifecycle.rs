@@ -43,7 +43,7 @@
 use super::super::event::{Event, Job, schedule};
 use super::super::lifecycle::{Attempt, NONE};
 use super::{Parts, Replication, Servers};
-use crate::admission::Decision;
+use crate::admission::{Decision, Scope};
 use crate::info::InfoModel;
 use crate::lifecycle::Failure;
 use crate::lifecycle::health::HostState;
@@ -58,7 +58,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     #[inline(never)]
     pub(super) fn lc_open(&mut self, job: &mut Job, t: f64) {
         if job.index >= self.len.warmup {
-            self.parts.request_arrived(t);
+            self.parts.request_arrived(t, job.class);
         }
         let lc = self.parts.lifecycle().expect("a lifecycle");
         let r = lc.open(t, job.index, job.work, job.class);
@@ -72,10 +72,11 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     /// The admission stage refused an attempt of request `r`: a refusal (`reject`) its client
     /// hears at once, retried as one from a server would be when `retry_on` has `reject`. A
     /// first attempt refused and not retried leaves its request without a client (none was
-    /// needed), so a fleet draws no client for it. True when the queue guard stops the
-    /// replication.
+    /// needed), so a fleet draws no client for it; one retried goes out from `client` when the
+    /// fleet assigned it before the stage (a composite's per-client layer), else from a client
+    /// drawn now. True when the queue guard stops the replication.
     #[inline(never)]
-    pub(super) fn lc_refused(&mut self, r: u32) -> bool {
+    pub(super) fn lc_refused(&mut self, r: u32, client: Option<u32>) -> bool {
         let warmup = self.len.warmup;
         let lc = self.parts.lifecycle().expect("a lifecycle");
         lc.requests[r as usize].sending -= 1;
@@ -95,7 +96,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             return false;
         }
         if req.attempts == 0 {
-            let client = if P::TAGGED { self.policy.assign() } else { 0 };
+            let client = client.unwrap_or_else(|| if P::TAGGED { self.policy.assign() } else { 0 });
             let lc = self.parts.lifecycle().expect("a lifecycle");
             lc.requests[r as usize].client = client;
             lc.client(client).active_requests += 1;
@@ -217,7 +218,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let qlen = self.servers.len(s);
         self.info.on_dispatch(s);
         self.rec.joined(req.index, s, qlen, t);
-        self.parts.joined(s, qlen, t, measured);
+        self.parts.joined(s, qlen, t, measured, req.class);
         if P::FEEDBACK {
             self.feedback_on_dispatch(s, qlen, tag, now);
         }
@@ -530,16 +531,19 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let req = &mut lc.requests[r as usize];
         req.sending += 1;
         let job = Job { arrival: t, work: req.work, index: u64::from(r), tag: 0, class: req.class };
-        let (client, measured) = (req.client, req.measured(self.len.warmup));
-        // Every attempt passes the admission stage in front of the farm, as the first did.
-        match self.parts.offer(t, measured) {
-            Decision::Admit => self.send_from(job, Some(client)),
+        let (client, measured, key) = (req.client, req.measured(self.len.warmup), req.key);
+        // Every attempt passes the admission stage in front of the farm, as the first did,
+        // under the request's key and client when the stage counts per key or per client.
+        let (by_key, by_client) = self.parts.scopes();
+        let scope = Scope { key: by_key.then_some(key), client: by_client.then_some(client) };
+        match self.parts.offer(t, measured, scope) {
+            Decision::Admit => self.send_scoped(job, Scope { client: Some(client), ..scope }),
             Decision::Delay(at) => {
-                self.parts.delay(job);
+                self.parts.delay(job, scope);
                 schedule(&mut self.sim, at, Event::Release);
                 false
             }
-            Decision::Reject => self.lc_refused(r),
+            Decision::Reject => self.lc_refused(r, None),
         }
     }
 
@@ -658,7 +662,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         }
         lc.release_request(r);
         if measured {
-            self.parts.request_ended(self.sim.now().get(), success);
+            self.parts.request_ended(self.sim.now().get(), success, req.class);
         }
     }
 }
