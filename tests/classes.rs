@@ -12,7 +12,8 @@
 use std::path::Path;
 
 use lbsim::experiment::Scenario;
-use lbsim::lifecycle::{Client, Lifecycle};
+use lbsim::lifecycle::health::{Health, HostState, Outlier};
+use lbsim::lifecycle::{Change, Client, Lifecycle};
 use lbsim::model::{Class, Classes, Discipline, Farm};
 use lbsim::policy::PolicyKind;
 use lbsim::stats::RepStats;
@@ -216,16 +217,6 @@ fn bad_classes_are_refused_naming_the_key() {
         ("priority = 1", "priority = 1\ntimeout = 0.0", "classes[1].timeout: expected a time > 0"),
         ("priority = 1", "priority = 1\ntimeout = -1.0", "classes[1].timeout: expected a time > 0"),
         (
-            "discipline = \"priority\"",
-            "discipline = \"priority\"\nqueue_limit = 5",
-            "farm.queue_limit: a queue limit with [[classes]] is not simulated yet",
-        ),
-        (
-            "rate = 1.0 }",
-            "rate = 1.0, error = 0.01 }",
-            "farm.groups: group 'g0': an error or a delay with [[classes]]",
-        ),
-        (
             "service = { kind = \"det\" }",
             "service = { kind = \"erlang\", k = 0 }",
             "classes[1].service.k",
@@ -296,6 +287,26 @@ fn aging_bounds_the_lowest_class_wait_where_plain_priority_lets_it_grow() {
 
 // ===== Classes with the request lifecycle (SPEC §13 with §11) =====
 
+/// A request lifecycle on `n` servers with no rule at all (no errors, delays, queue limit,
+/// changes or health) and the default client.
+fn bare_lifecycle(n: usize) -> Lifecycle {
+    Lifecycle {
+        error: vec![0.0; n],
+        delay: vec![0.0; n],
+        queue_limit: None,
+        changes: Vec::new(),
+        client: Client::default(),
+        health: None,
+    }
+}
+
+/// `farm(n, load, 1, d, classes)` with the lifecycle `l`.
+fn with_lifecycle(n: usize, load: f64, d: Discipline, classes: Classes, l: Lifecycle) -> Scenario {
+    let mut sc = farm(n, load, 1, d, classes);
+    sc.farm.lifecycle = Some(Box::new(l));
+    sc
+}
+
 /// `farm(n, load, 1, d, classes)` with a request lifecycle whose client is `client` (no
 /// errors, delays or queue limit); class `k`'s timeout is `timeouts[k]`.
 fn timed(
@@ -309,17 +320,7 @@ fn timed(
     for (c, t) in classes.classes.iter_mut().zip(timeouts) {
         c.timeout = t;
     }
-    let l = Lifecycle {
-        error: vec![0.0; n],
-        delay: vec![0.0; n],
-        queue_limit: None,
-        changes: Vec::new(),
-        client,
-        health: None,
-    };
-    let mut sc = farm(n, load, 1, d, classes);
-    sc.farm.lifecycle = Some(Box::new(l));
-    sc
+    with_lifecycle(n, load, d, classes, Lifecycle { client, ..bare_lifecycle(n) })
 }
 
 /// What `reps` counted for class `k`, summed.
@@ -591,4 +592,146 @@ fn series_p99_of_the_high_class_lies_below_the_low_class_in_most_windows() {
     assert!(pairs.len() > 80, "{} windows with both classes", pairs.len());
     let below = pairs.iter().filter(|(h, l)| h < l).count();
     assert!(below * 10 >= pairs.len() * 9, "{below} of {} windows", pairs.len());
+}
+
+// ===== Classes with queue limits, errors, delays, failed hosts and health (SPEC §13 with §12) =====
+
+#[test]
+fn a_queue_limit_rejects_every_class_as_m_m_1_k_does() {
+    // 50 rate-1 servers under random at load 0.9, a queue limit of K = 3, no retries: each
+    // server is M/M/1/K whatever the discipline (exponential service of equal mean, size-blind
+    // and work-conserving: the number present is the same process), and by PASTA every class
+    // (an independent Poisson stream) finds it full with the M/M/1/K blocking probability
+    // (1 - rho) rho^K / (1 - rho^(K+1)) = 0.2120 at rho = 0.9. Priority only reorders. The
+    // tolerance is five standard errors of the replications' fractions (each an independent
+    // run); without the limit no request is rejected, and K = 4 would give 0.1637 (23% away).
+    let rho: f64 = 0.9;
+    let want = (1.0 - rho) * rho.powi(3) / (1.0 - rho.powi(4));
+    let run = run_length(20_000, 200_000);
+    for d in [Discipline::Priority, Discipline::PriorityPreemptive, Discipline::Fair] {
+        let l = Lifecycle { queue_limit: Some(3), ..bare_lifecycle(50) };
+        let sc = with_lifecycle(50, rho, d, two(SHARES, [None, None], [3.0, 1.0]), l);
+        let reps = replicate(sc, &run, 8, 31);
+        for k in 0..2 {
+            let fraction = |r: &RepStats| {
+                let l = &r.classes[k].lifecycle;
+                l.rejects as f64 / l.requests as f64
+            };
+            let (m, tol) = mean_and_tol(&reps, fraction);
+            assert!(tol < 0.05 * want, "{d:?} class {k}: too short to tell ({tol})");
+            assert!((m - want).abs() < tol, "{d:?} class {k}: {m} vs {want} +- {tol}");
+            let l = counted(&reps, k);
+            assert_eq!((l.successes + l.rejects, l.errors), (l.requests, l.rejects), "{d:?}");
+        }
+    }
+}
+
+#[test]
+fn errors_and_delays_of_a_group_split_by_class() {
+    // Non-preemptive priority on 50 servers (random, load 0.6) whose every response is an
+    // error with p = 0.1, without retries. The error is drawn when service ends, whatever the
+    // class, so each class's errors are Binomial(its requests, 0.1): within five standard
+    // deviations, sqrt(n p (1 - p)), of n p. The servers are untouched by errors, so class 0's
+    // successful requests (a tenth removed at random) keep Cobham's mean (the first test:
+    // 1.732, five standard errors of the replications' means). A response delay of 0.25 adds
+    // exactly 0.25 to every sojourn: the same run with it has each class's mean 0.25 above,
+    // to rounding, and the same errors (drawn in the same order).
+    let run = run_length(100_000, 1_000_000);
+    let errors = |delay: f64| {
+        let l = Lifecycle { error: vec![0.1; 50], delay: vec![delay; 50], ..bare_lifecycle(50) };
+        let two = two(SHARES, [None, None], [1.0, 1.0]);
+        replicate(with_lifecycle(50, LOAD, Discipline::Priority, two, l), &run, 8, 32)
+    };
+    let (prompt, late) = (errors(0.0), errors(0.25));
+    for k in 0..2 {
+        let l = counted(&prompt, k);
+        let n = l.requests as f64;
+        let sd = (n * 0.1 * 0.9).sqrt();
+        assert!((l.errors as f64 - 0.1 * n).abs() < 5.0 * sd, "class {k}: {l:?}");
+        assert_eq!(l.successes + l.errors, l.requests, "class {k}");
+        assert_eq!(counted(&late, k).errors, l.errors, "class {k}");
+        for (a, b) in prompt.iter().zip(&late) {
+            let (x, y) = (a.classes[k].mean(), b.classes[k].mean());
+            assert!((y - x - 0.25).abs() < 1e-9, "class {k}: {x} then {y}");
+        }
+    }
+    check(&prompt, Some(0), 1.0 + 0.6 / (1.0 - 0.18), "class 0 with errors");
+}
+
+#[test]
+fn failed_hosts_lose_every_class_and_outlier_detection_ejects_them() {
+    // 10 servers under p2c at load 0.6 with two classes, a timeout of 20 and no retries:
+    // host 0 goes down at 500 (losing what it holds, of either class, from its class queues)
+    // and comes back at 3000; host 1 hangs from 1000 to 2000. Outlier detection (5
+    // consecutive errors) ejects host 0. Every measured request ends exactly once, answered,
+    // refused by the down host, timed out (lost, hung or slow) or failed fast, so per class
+    // those add up to its requests, and the classes to all. Both failures reach both classes.
+    let run = run_length(1_000, 30_000);
+    for d in
+        [Discipline::Priority, Discipline::PriorityPreemptive, Discipline::Fair, Discipline::Cfs]
+    {
+        let to = |s: std::ops::Range<usize>, state, at| Change {
+            at,
+            servers: s,
+            delay: None,
+            error: None,
+            state: Some(state),
+        };
+        let changes = vec![
+            to(0..1, HostState::Down, 500.0),
+            to(1..2, HostState::Hang, 1000.0),
+            to(1..2, HostState::Up, 2000.0),
+            to(0..1, HostState::Up, 3000.0),
+        ];
+        let o = Outlier { interval: 10.0, base_ejection: 30.0, ..Outlier::default() };
+        let l = Lifecycle {
+            changes,
+            client: Client { timeout: 20.0, ..Client::default() },
+            health: Some(Health { outlier: Some(o), ..Health::default() }),
+            ..bare_lifecycle(10)
+        };
+        let mut sc = with_lifecycle(10, LOAD, d, two(SHARES, [None, None], [3.0, 1.0]), l);
+        sc.policy = PolicyKind::PnC(2);
+        let reps = replicate(sc, &run, 2, 33);
+        let all = pooled(&reps).lifecycle;
+        assert!(all.ejections > 0, "{d:?}: {all:?}");
+        let mut sum = 0;
+        for k in 0..2 {
+            let l = counted(&reps, k);
+            let ended = l.successes + l.errors + l.timeouts + l.fast_failures;
+            assert_eq!((ended, l.attempts), (l.requests, l.requests - l.fast_failures), "{d:?}");
+            assert!(l.errors > 0 && l.timeouts > 0, "{d:?} class {k}: {l:?}");
+            sum += l.requests;
+        }
+        assert_eq!(sum, all.requests, "{d:?}");
+    }
+}
+
+#[test]
+fn a_scenario_with_classes_failed_hosts_errors_health_and_a_queue_limit_runs() {
+    // Refused before classes worked with them: `[health]`, a group's `error` and `delay`,
+    // `queue_limit` and events that change a host's state. The class rows carry each class's
+    // own counts, which add up to the pooled row's.
+    let dir = Dir::new("classes-health");
+    let text = SCENARIO
+        .replacen(
+            "groups = [{ count = 10, rate = 1.0 }]",
+            "groups = [{ name = \"main\", count = 9, rate = 1.0, error = 0.01, delay = 0.1 }, \
+             { name = \"failed\", count = 1, rate = 1.0 }]\nqueue_limit = 8",
+            1,
+        )
+        .replacen("load = 0.7", "load = 0.6", 1)
+        + "[client]\ntimeout = 30.0\n[health]\noutlier = { interval = 50.0, base_ejection = 100.0 }\n\
+           [[events]]\nat = 500.0\ngroup = \"failed\"\nstate = \"down\"\n\
+           [[events]]\nat = 1500.0\ngroup = \"failed\"\nstate = \"up\"\n";
+    let f = dir.file("h.toml", &text);
+    let csv = lbsim_ok(&["run", &f, "--format", "csv"]);
+    assert_eq!(column(&csv, "class"), ["all", "interactive", "batch"], "{csv}");
+    let counts = |name: &str| -> Vec<f64> {
+        column(&csv, name).iter().map(|v| v.parse().unwrap()).collect()
+    };
+    let errors = counts("errors");
+    assert!(errors[1] > 0.0 && errors[2] > 0.0, "{csv}");
+    assert_eq!(errors[1] + errors[2], errors[0], "{csv}");
+    assert!(counts("ejections")[0] > 0.0, "the down host is ejected: {csv}");
 }

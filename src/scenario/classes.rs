@@ -147,31 +147,7 @@ impl Spec {
                 format!("the shares sum to {}; they must sum to 1", num(total)),
             ));
         }
-        self.validate_class_lifecycle()?;
         self.validate_class_keys()
-    }
-
-    /// The parts of the request lifecycle that classes do not yet work with: `[client]`
-    /// (timeouts, retries, hedging, breakers) does; `[health]`, a group's `error` or `delay`,
-    /// `queue_limit` and events that change them or a host's state are refused, one line
-    /// naming the key.
-    fn validate_class_lifecycle(&self) -> Result<(), Invalid> {
-        let not_yet = |key: &str, what: &str| {
-            Err(invalid(key, format!("{what} with [[classes]] is not simulated yet")))
-        };
-        if self.health.is_some() {
-            return not_yet("health", "[health]");
-        }
-        if self.farm.queue_limit.is_some() {
-            return not_yet("farm.queue_limit", "a queue limit");
-        }
-        if let Some(g) = self.farm.groups.iter().find(|g| g.error > 0.0 || g.delay > 0.0) {
-            return not_yet("farm.groups", &format!("group '{}': an error or a delay", g.name));
-        }
-        if self.events.iter().any(|e| e.delay.is_some() || e.error.is_some() || e.state.is_some()) {
-            return not_yet("events", "changing errors, delays or host states");
-        }
-        Ok(())
     }
 
     /// `farm.aging` (priority only) and `farm.slice` (cfs only).
@@ -200,7 +176,7 @@ impl Spec {
                 format!("\"{}\" with more than one slot is not simulated yet", d.name()),
             ));
         }
-        if d.by_class() && !self.events.is_empty() {
+        if d.by_class() && self.events.iter().any(|e| e.rate.is_some()) {
             return Err(invalid(
                 "events",
                 format!("rate changes under \"{}\" are not simulated yet", d.name()),
