@@ -608,6 +608,22 @@ fn composite_sync_and_rtt_refuse_bad_input_naming_the_key() {
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
 
+/// Runs the scenario `text` (written in `dir`) with `--series` in one window as long as the
+/// run: its CSV and its series.
+fn run_in_one_window(dir: &Dir, text: &str) -> (String, String) {
+    let f = dir.file("scenario.toml", text);
+    let series = dir.0.join("s.csv");
+    let args = ["run", &f, "--format", "csv", "--series", series.to_str().unwrap()];
+    let csv = lbsim_ok(&[&args[..], &["--series-window", "1e9"]].concat());
+    (csv, std::fs::read_to_string(&series).unwrap())
+}
+
+/// The value of `metric` in the first line of `series` that names it, if it parses.
+fn series_value(series: &str, metric: &str) -> Option<f64> {
+    let line = series.lines().find(|l| l.split(',').nth(2) == Some(metric)).unwrap();
+    line.split(',').nth(3).unwrap().parse().ok()
+}
+
 /// A per-key layer limits exactly the requests of its key, and a hashing policy sends the key
 /// it counted. Two keys under Zipf(1): key 0 sends 2/3 of 10 requests per unit time (6.67),
 /// key 1 the other 1/3 (3.33); a per-key bucket of 5 per unit time and 20 tokens; ring hash over
@@ -630,26 +646,11 @@ fn a_per_key_layer_rejects_only_the_requests_of_the_key_beyond_its_bucket() {
          [run]\nrequests = 20000\nwarmup = 0\nseeds = 1\n",
         groups.join(", ")
     );
-    let f = dir.file("k.toml", &text);
-    let series = dir.0.join("s.csv");
-    let csv = lbsim_ok(&[
-        "run",
-        &f,
-        "--format",
-        "csv",
-        "--series",
-        series.to_str().unwrap(),
-        "--series-window",
-        "1e9",
-    ]);
+    let (csv, lines) = run_in_one_window(&dir, &text);
     let offered: f64 = column(&csv, "offered")[0].parse().unwrap();
     let rejected: f64 = column(&csv, "rejected")[0].parse().unwrap();
     assert_eq!(offered, 20_000.0);
-    let lines = std::fs::read_to_string(&series).unwrap();
-    let value = |metric: &str| -> f64 {
-        let line = lines.lines().find(|l| l.split(',').nth(2) == Some(metric)).unwrap();
-        line.split(',').nth(3).unwrap().parse().unwrap_or(0.0)
-    };
+    let value = |metric: &str| series_value(&lines, metric).unwrap_or(0.0);
     let requests = value("requests");
     assert_eq!(requests, offered - rejected, "every admitted request is dispatched");
     let mut picks: Vec<f64> =
@@ -691,24 +692,9 @@ fn a_per_client_layer_rejects_only_the_requests_of_the_client_beyond_its_bucket(
          per = \"client\" }}]\n[run]\nrequests = 2000\nwarmup = 0\nseeds = 1\n",
         groups.join(", ")
     );
-    let f = dir.file("c.toml", &text);
-    let series = dir.0.join("s.csv");
-    let csv = lbsim_ok(&[
-        "run",
-        &f,
-        "--format",
-        "csv",
-        "--series",
-        series.to_str().unwrap(),
-        "--series-window",
-        "1e9",
-    ]);
+    let (csv, lines) = run_in_one_window(&dir, &text);
     assert_eq!(column(&csv, "admitted"), ["200"]);
-    let lines = std::fs::read_to_string(&series).unwrap();
-    let value = |metric: &str| -> f64 {
-        let line = lines.lines().find(|l| l.split(',').nth(2) == Some(metric)).unwrap();
-        line.split(',').nth(3).unwrap().parse().unwrap()
-    };
+    let value = |metric: &str| series_value(&lines, metric).unwrap();
     let picks: Vec<f64> = (0..4).map(|g| (value(&format!("share.g{g}")) * 200.0).round()).collect();
     assert_eq!(picks, [50.0; 4], "each client's server receives its client's 50");
 }

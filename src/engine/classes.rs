@@ -72,7 +72,8 @@ impl ClassState {
         self.laws[k as usize].as_ref()
     }
 
-    /// The request that arrived `index`-th, of class `k`, left after `sojourn`.
+    /// The request that arrived `index`-th, of class `k`, left after `sojourn` (with the request
+    /// lifecycle: was answered, `sojourn` after it arrived).
     #[inline]
     pub(super) fn left(&mut self, k: u32, index: u64, sojourn: f64) {
         if index < self.warmup {

@@ -1,7 +1,7 @@
-//! The request lifecycle's state during a replication (SPEC §11): the requests a client is
-//! working on, their attempts, the random streams of errors, retry and hedge demands and
-//! backoff, each client's retry budget and throttle, and what is counted. The loop's handlers that drive it are in
-//! `replication/lifecycle.rs`; this part lives in [`On`](super::parts::On) and is absent
+//! The request lifecycle's state during a replication (SPEC §11): the requests a client is working
+//! on, their attempts, the random streams of errors, retry and hedge demands and backoff, each
+//! client's retry budget and throttle, and what is counted. The loop's handlers that drive it are
+//! in `replication/lifecycle.rs`; this part lives in [`On`](super::parts::On) and is absent
 //! (`None`, or the [`Off`](super::parts::Off) parts) when the farm has no lifecycle, so the
 //! article's loop does not pay for it.
 //!

@@ -240,13 +240,6 @@ impl Parts for On {
 
     #[inline]
     fn left(&mut self, s: usize, qlen: u32, t: f64, job: &Job, sojourn: f64, measured: bool) {
-        // With the lifecycle the job is an attempt: its class records the request's sojourn
-        // when it succeeds, not the attempt's.
-        if let Some(c) = &mut self.classes
-            && self.lifecycle.is_none()
-        {
-            c.left(job.class, job.index, sojourn);
-        }
         if let Some(w) = &mut self.windows {
             w.changed(s, qlen, t);
             if measured {

@@ -416,6 +416,9 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         let sojourn = t - job.arrival;
         let left = self.servers.len(s);
         self.rec.departed(job.index, sojourn, left + 1, t);
+        if let Some(c) = self.parts.classes() {
+            c.left(job.class, job.index, sojourn);
+        }
         self.policy.on_departure(s, sojourn, now, job.tag);
         self.info.on_departure(s);
         let measured = job.index >= self.len.warmup;

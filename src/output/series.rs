@@ -400,16 +400,19 @@ fn lines<W: Write>(
         latency.add_to(&mut counts);
         [0.5, 0.99].map(|q| num(bucket_quantile(&counts, q)))
     };
-    let outcomes = |[arrived, ended, succeeded]: Outcomes| {
-        [num(succeeded as f64 / ended as f64), num(succeeded as f64 / arrived as f64)]
+    // p50 and p99, then with the lifecycle success and goodput: of all requests or of a class.
+    let mut tail = |latency: &Buckets, outcomes: Option<Outcomes>| {
+        let [p50, p99] = quantiles(latency);
+        let mut values = vec![("p50", p50), ("p99", p99)];
+        if let Some([arrived, ended, succeeded]) = outcomes {
+            let success = num(succeeded as f64 / ended as f64);
+            let goodput = num(succeeded as f64 / arrived as f64);
+            values.extend([("success", success), ("goodput", goodput)]);
+        }
+        values
     };
-    let [p50, p99] = quantiles(&window.latency);
-    line(all, "p50", p50)?;
-    line(all, "p99", p99)?;
-    if let Some(o) = window.outcomes {
-        let [success, goodput] = outcomes(o);
-        line(all, "success", success)?;
-        line(all, "goodput", goodput)?;
+    for (metric, value) in tail(&window.latency, window.outcomes) {
+        line(all, metric, value)?;
     }
     if let Some([span, area]) = window.health {
         line(all, "healthy", num(area / span))?;
@@ -419,13 +422,8 @@ fn lines<W: Write>(
         let c = window.classes.get(k).unwrap_or(&none);
         let class = Some(name.as_str());
         line(class, "requests", c.picks.to_string())?;
-        let [p50, p99] = quantiles(&c.latency);
-        line(class, "p50", p50)?;
-        line(class, "p99", p99)?;
-        if let Some(o) = c.outcomes {
-            let [success, goodput] = outcomes(o);
-            line(class, "success", success)?;
-            line(class, "goodput", goodput)?;
+        for (metric, value) in tail(&c.latency, c.outcomes) {
+            line(class, metric, value)?;
         }
     }
     Ok(())

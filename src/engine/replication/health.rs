@@ -2,10 +2,10 @@
 //! request lifecycle: each client's view of the hosts ([`HealthView`](super::super::health)),
 //! its circuit breakers, and the requests that fail fast.
 //!
-//! - Every point where a client learns an attempt's outcome (an answer, an error, a refusal by
-//!   a server, a timeout) calls [`Replication::lc_observe`], where the health rules hear it;
-//!   the breakers count it there; an OPEN breaker whose recovery is over is HALF_OPEN at the
-//!   next pick ([`Replication::lc_before_pick`]). A change of a client's allowed hosts is given to its policy
+//! - Every point where a client learns an attempt's outcome (an answer, an error, a refusal by a
+//!   server, a timeout) calls [`Replication::lc_observe`], where the health rules hear it; the
+//!   breakers count it there; an OPEN breaker whose recovery is over is HALF_OPEN at the next pick
+//!   ([`Replication::lc_before_pick`]). A change of a client's allowed hosts is given to its policy
 //!   ([`Policy::set_hosts`]) at once, before the next pick.
 //! - A request fails fast, without an attempt (`fast_failures`), when the host its policy
 //!   picked is one its client excludes while not in panic (the set is empty, or the policy

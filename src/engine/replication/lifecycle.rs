@@ -5,14 +5,14 @@
 //!
 //! - A request arrives ([`Self::lc_open`]): it is opened, its deadline (if any) scheduled; the
 //!   job that travels to the policy names the request.
-//! - An attempt is sent ([`Self::lc_dispatch`]): its demand is the workload's draw for the
-//!   first, for the others the first's again (`same_work`) or a draw from the lifecycle's own
-//!   stream (one for retries, one for hedges); a server holding `queue_limit` or more rejects
-//!   it at once; otherwise it joins the server, and its timeout and the request's next hedge
-//!   (if any) are scheduled. The timeout is the request's class's own (`[[classes]]
-//!   timeout`, SPEC §13) if it has one, else `[client] timeout`; a class with a law of its
-//!   own draws its retries' and hedges' demands from it. The client of a request is the one that sent its first attempt;
-//!   its retries and hedges go out from the same client, whose budget and throttle they use.
+//! - An attempt is sent ([`Self::lc_dispatch`]): its demand is the workload's draw for the first,
+//!   for the others the first's again (`same_work`) or a draw from the lifecycle's own stream (one
+//!   for retries, one for hedges); a server holding `queue_limit` or more rejects it at once;
+//!   otherwise it joins the server, and its timeout and the request's next hedge (if any) are
+//!   scheduled. The timeout is the request's class's own (`[[classes]] timeout`, SPEC §13) if it
+//!   has one, else `[client] timeout`; a class with a law of its own draws its retries' and hedges'
+//!   demands from it. The client of a request is the one that sent its first attempt; its retries
+//!   and hedges go out from the same client, whose budget and throttle they use.
 //! - A server finishes an attempt ([`Self::lc_departure`]): the server is free; the response
 //!   is an error with the group's probability and reaches the client after the group's delay
 //!   ([`Self::lc_respond`]).
