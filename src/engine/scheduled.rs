@@ -30,6 +30,13 @@
 //!   0); a class that wakes (its first request after none) starts from the least vruntime of
 //!   the classes with work (`add_process`'s `_min_vruntime`), or keeps its own if larger, so
 //!   that sleeping earns no credit.
+//!
+//! A rate change ([`Servers::set_rate`]) applies, as under FIFO, to the work each request still
+//! lacks: a request in service keeps what it received and its departure moves (a preempted one
+//! waits with what it lacks); fair queueing brings its virtual time up to the change at the old
+//! rate and runs it at the new one from there (its finish tags stay); under CFS the running
+//! request's work is counted up to the change, the slice keeps its end (a slice is time, a CPU's
+//! quantum), and the run ends then or when the request is done at the new rate, if earlier.
 
 use std::collections::VecDeque;
 
@@ -241,8 +248,22 @@ impl Servers for PriorityWorkers {
         Some((s, worker.job))
     }
 
-    fn set_rate(&mut self, _: usize, _: f64, _: f64, _: &mut Simulation<Versioned>) {
-        unreachable!("rate changes under a class discipline are refused by validation")
+    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Versioned>) {
+        let old = std::mem::replace(&mut self.rates[s], rate);
+        if old == rate {
+            return;
+        }
+        // As FIFO's workers: the work a request in service lacks goes at the new rate. A
+        // preempted request waits with the work it lacks, which no rate changes.
+        for w in s * self.c..(s + 1) * self.c {
+            let worker = &mut self.workers[w];
+            if worker.busy {
+                let remaining = (worker.done - t) * old;
+                worker.done = t + remaining / rate;
+                worker.version = worker.version.wrapping_add(1);
+                schedule(sim, worker.done, Event::Departure((w as u32, worker.version)));
+            }
+        }
     }
 
     fn cancel(
@@ -395,8 +416,15 @@ impl Servers for FairServers {
         Some((s, job))
     }
 
-    fn set_rate(&mut self, _: usize, _: f64, _: f64, _: &mut Simulation<Versioned>) {
-        unreachable!("rate changes under a class discipline are refused by validation")
+    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Versioned>) {
+        if self.rates[s] == rate {
+            return;
+        }
+        // The virtual time reaches `t` at the old rate; the finish tags stay, and the virtual
+        // time moves at the new rate from here.
+        self.advance(s, t);
+        self.rates[s] = rate;
+        self.reschedule(s, t, sim);
     }
 
     fn cancel(
@@ -435,12 +463,16 @@ impl Servers for FairServers {
 
 // ===== CFS =====
 
-/// What a CFS server is running: a class and when its run began; whether the run ends with its
-/// head request done (else at the end of the slice).
+/// What a CFS server is running: a class, when its run began (its vruntime is charged from
+/// then), since when its head's work is counted (the last rate change, or the run's start), the
+/// end of its slice, and whether the run ends with its head request done (else at the end of
+/// the slice).
 #[derive(Debug, Clone, Copy)]
 struct Run {
     class: usize,
     from: f64,
+    since: f64,
+    until: f64,
     completes: bool,
 }
 
@@ -501,7 +533,8 @@ impl CfsServers {
         self.min_vruntime[s] = self.min_vruntime[s].max(v);
         let need = self.left[s * k + c] / self.rates[s];
         let completes = need <= self.slice;
-        self.running[s] = Some(Run { class: c, from: t, completes });
+        let until = t + self.slice;
+        self.running[s] = Some(Run { class: c, from: t, since: t, until, completes });
         let end = t + if completes { need } else { self.slice };
         schedule(sim, end, Event::Departure((s as u32, self.version[s])));
     }
@@ -554,15 +587,30 @@ impl Servers for CfsServers {
             }
             Some((s, job))
         } else {
-            self.left[i] = (self.left[i] - elapsed * self.rates[s]).max(0.0);
+            self.left[i] = (self.left[i] - (t - run.since) * self.rates[s]).max(0.0);
             None
         };
         self.pick(s, t, sim);
         done
     }
 
-    fn set_rate(&mut self, _: usize, _: f64, _: f64, _: &mut Simulation<Versioned>) {
-        unreachable!("rate changes under a class discipline are refused by validation")
+    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Versioned>) {
+        let old = std::mem::replace(&mut self.rates[s], rate);
+        if old == rate {
+            return;
+        }
+        let Some(run) = &mut self.running[s] else { return };
+        // The head keeps the work it received at the old rate; the rest goes at the new one. The
+        // slice is time (a CPU's quantum), so it ends when it would have; the run ends then or
+        // when the head is done at the new rate, whichever comes first.
+        let i = s * self.weights.len() + run.class;
+        self.left[i] = (self.left[i] - (t - run.since) * old).max(0.0);
+        run.since = t;
+        let done = t + self.left[i] / rate;
+        run.completes = done <= run.until;
+        let end = if run.completes { done } else { run.until };
+        self.version[s] = self.version[s].wrapping_add(1);
+        schedule(sim, end, Event::Departure((s as u32, self.version[s])));
     }
 
     fn cancel(
@@ -587,7 +635,7 @@ impl Servers for CfsServers {
         if let Some(run) = running {
             let elapsed = t - run.from;
             self.vruntime[i] += elapsed / self.weights[c];
-            left -= elapsed * self.rates[s];
+            left -= (t - run.since) * self.rates[s];
         }
         let job = self.queues[i].pop_front().expect("a head");
         if let Some(next) = self.queues[i].front() {
@@ -694,6 +742,102 @@ mod tests {
         }
         assert_eq!(v.len(0), 0, "the server ends empty");
         (received, out)
+    }
+
+    /// Runs one server through `jobs` as [`serve`] does, its rate changed to `rate` at `at` for
+    /// each `(at, rate)` of `changes`; returns the departures.
+    fn serve_changing<V: Servers<Token = (u32, u32)>>(
+        mut v: V,
+        jobs: &[(f64, u32, f64)],
+        changes: &[(f64, f64)],
+    ) -> Vec<(f64, u64)> {
+        let mut sim = Simulation::new();
+        for (i, &(t, _, _)) in jobs.iter().enumerate() {
+            sim.schedule(SimTime::new(t), Event::Rate(i as u32)).unwrap();
+        }
+        for (i, &(at, _)) in changes.iter().enumerate() {
+            sim.schedule(SimTime::new(at), Event::Timeout(i as u32)).unwrap();
+        }
+        let mut out = Vec::new();
+        while let Some(ev) = sim.next_event() {
+            let t = sim.now().get();
+            match ev {
+                Event::Rate(i) => {
+                    let (_, class, work) = jobs[i as usize];
+                    let job = Job { arrival: t, work, index: u64::from(i), tag: 0, class };
+                    v.arrive(0, job, t, &mut sim);
+                }
+                Event::Timeout(i) => v.set_rate(0, changes[i as usize].1, t, &mut sim),
+                Event::Departure(token) => {
+                    if let Some((_, j)) = v.depart(token, t, &mut sim) {
+                        out.push((t, j.index));
+                    }
+                }
+                _ => unreachable!(),
+            }
+        }
+        assert_eq!(v.len(0), 0, "the server ends empty");
+        out
+    }
+
+    #[test]
+    fn a_rate_change_moves_the_work_left_under_priority() {
+        // Class 1 (work 2) from 0, class 0 (work 1) at 0.5; the rate halves at 1. Non-preemptive:
+        // class 1's request has 1 left at 1, which takes 2: it leaves at 3, and class 0's then
+        // takes 1 / 0.5 = 2: 5.
+        let c = classes(&[0, 1], &[1.0, 1.0], None);
+        let jobs = [(0.0, 1, 2.0), (0.5, 0, 1.0)];
+        let half = [(1.0, 0.5)];
+        let np = PriorityWorkers::new(&[1.0], 1, &c, false);
+        assert_eq!(serve_changing(np, &jobs, &half), [(3.0, 0), (5.0, 1)]);
+        // Preemptive resume: class 0 takes the worker at 0.5 and has 0.5 left at 1, which
+        // takes 1: it leaves at 2. The preempted request waited with 1.5 left, which the rate
+        // change does not touch and which now takes 3: it leaves at 5.
+        let pr = PriorityWorkers::new(&[1.0], 1, &c, true);
+        assert_eq!(serve_changing(pr, &jobs, &half), [(2.0, 1), (5.0, 0)]);
+        // Two workers, each request in service moves: work 2 and 4 from 0, the rate doubles
+        // at 1: 1 left takes 0.5 (1.5), 3 left takes 1.5 (2.5).
+        let two = PriorityWorkers::new(&[1.0], 2, &c, false);
+        let jobs = [(0.0, 1, 2.0), (0.0, 0, 4.0)];
+        assert_eq!(serve_changing(two, &jobs, &[(1.0, 2.0)]), [(1.5, 0), (2.5, 1)]);
+    }
+
+    #[test]
+    fn a_rate_change_moves_the_virtual_time_of_fair_queueing() {
+        // Weights 3:1, class 0 (work 6) and class 1 (work 1) from 0 at rate 1: by 2 they have
+        // received 1.5 and 0.5. The rate halves then: 0.375 and 0.125 a unit of time, so class
+        // 1's request leaves at 2 + 0.5 / 0.125 = 6, when class 0's has 3 left; alone at rate
+        // 0.5, 6 more: 12. (Without the change: 4 and 7.)
+        let c = classes(&[0, 0], &[3.0, 1.0], None);
+        let jobs = [(0.0, 0, 6.0), (0.0, 1, 1.0)];
+        let out = serve_changing(FairServers::new(&[1.0], &c), &jobs, &[(2.0, 0.5)]);
+        let want = [(6.0, 1), (12.0, 0)];
+        assert_eq!(out.iter().map(|x| x.1).collect::<Vec<_>>(), [1, 0]);
+        for ((t, _), (w, _)) in out.iter().zip(want) {
+            assert!((t - w).abs() < 1e-9, "{out:?}");
+        }
+        // A change on an empty server applies to what comes later: rate 2 from 0.5.
+        let late = [(1.0, 1, 1.0)];
+        let out = serve_changing(FairServers::new(&[1.0], &c), &late, &[(0.5, 2.0)]);
+        assert_eq!(out, [(1.5, 0)]);
+    }
+
+    #[test]
+    fn a_rate_change_moves_a_cfs_departure_or_leaves_the_slice_to_end() {
+        // Slices of 1, weights 1:1, class 0 (work 1.5) and class 1 (work 1) from 0: class 0
+        // runs first (a tie of vruntimes goes to the first class). At 0.5 it has 1 left and the
+        // rate becomes 4: it needs 0.25, within its slice, so it leaves at 0.75; class 1 then
+        // takes 0.25 and leaves at 1.
+        let c = Classes { slice: 1.0, ..classes(&[0, 0], &[1.0, 1.0], None) };
+        let cfs = || CfsServers::new(&[1.0], &c);
+        let jobs = [(0.0, 0, 1.5), (0.0, 1, 1.0)];
+        assert_eq!(serve_changing(cfs(), &jobs, &[(0.5, 4.0)]), [(0.75, 0), (1.0, 1)]);
+        // Class 0's request (work 1) would end with its slice at 1; the rate halves at 0.5, so
+        // 0.5 left needs 1 more and the slice ends first, at 1, with 0.25 left. Class 1 (vruntime
+        // 0 against 1) runs its slice to 2 (0.5 done, 0.5 left); the tie of vruntimes goes to
+        // class 0, which leaves at 2 + 0.25 / 0.5 = 2.5, and class 1 at 2.5 + 1 = 3.5.
+        let jobs = [(0.0, 0, 1.0), (0.0, 1, 1.0)];
+        assert_eq!(serve_changing(cfs(), &jobs, &[(0.5, 0.5)]), [(2.5, 0), (3.5, 1)]);
     }
 
     #[test]

@@ -200,12 +200,6 @@ impl Spec {
                 format!("\"{}\" with more than one slot is not simulated yet", d.name()),
             ));
         }
-        if d.by_class() && !self.events.is_empty() {
-            return Err(invalid(
-                "events",
-                format!("rate changes under \"{}\" are not simulated yet", d.name()),
-            ));
-        }
         Ok(())
     }
 
