@@ -133,7 +133,7 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
         }
         Discipline::Cfs => {
             let c = farm.classes.as_deref().expect("a class discipline has classes");
-            let (servers, parts) = (CfsServers::new(&farm.rates, c), on());
+            let (servers, parts) = (CfsServers::new(&farm.rates, farm.slots, c), on());
             b.build(servers, parts, workload, coins).run()
         }
     }

@@ -30,6 +30,17 @@
 //!   0); a class that wakes (its first request after none) starts from the least vruntime of
 //!   the classes with work (`add_process`'s `_min_vruntime`), or keeps its own if larger, so
 //!   that sleeping earns no credit.
+//! - **CFS with `c` slots**: the `c` slots (CPUs) of a server share one queue of classes, as
+//!   `SimpleCFS` keeps one tree; a class is a task group whose requests are its threads.
+//!   Whenever a slot is free or its run ends, it runs the class with the least vruntime among
+//!   those with a request no slot is running, and that class's oldest such request, for at
+//!   most `slice`; a class's vruntime grows by the time each of its runs lasted over its weight,
+//!   on every slot that runs it (Linux's `update_curr` in `kernel/sched/fair.c` charges each
+//!   CPU's running entity; here every run of a server is brought up to date whenever one of
+//!   its slots picks, so the pick sees current vruntimes). Linux keeps a runqueue per CPU and
+//!   balances load between them (`load_balance`); one shared queue is that with perfect
+//!   balancing. Backlogged classes then share `c * rate` by weight (vruntimes equal when class
+//!   `k` holds `c * w_k / sum w` slots), as long as each has requests for its share.
 //!
 //! A rate change ([`Servers::set_rate`]) applies, as under FIFO, to the work each request still
 //! lacks: a request in service keeps what it received and its departure moves (a preempted one
@@ -69,12 +80,13 @@ struct Waiting {
 }
 
 /// The class and the position in its class's queue of request `index`, among one server's
-/// class queues `queues` (fair and cfs keep one per class, FIFO).
-fn queued(queues: &[VecDeque<Job>], index: u64) -> (usize, usize) {
+/// class queues `queues` (fair and cfs keep one per class, FIFO), whose entries name their
+/// request by `index_of`.
+fn queued<T>(queues: &[VecDeque<T>], index: u64, index_of: impl Fn(&T) -> u64) -> (usize, usize) {
     queues
         .iter()
         .enumerate()
-        .find_map(|(c, q)| q.iter().position(|j| j.index == index).map(|i| (c, i)))
+        .find_map(|(c, q)| q.iter().position(|x| index_of(x) == index).map(|i| (c, i)))
         .expect("a cancelled request is at its server")
 }
 
@@ -435,7 +447,7 @@ impl Servers for FairServers {
         sim: &mut Simulation<Versioned>,
     ) -> (Job, f64) {
         let k = self.weights.len();
-        let (c, i) = queued(&self.queues[s * k..(s + 1) * k], index);
+        let (c, i) = queued(&self.queues[s * k..(s + 1) * k], index, |j| j.index);
         self.present[s] -= 1;
         if i > 0 {
             // Waiting behind its class's head: nothing else changes.
@@ -463,80 +475,127 @@ impl Servers for FairServers {
 
 // ===== CFS =====
 
-/// What a CFS server is running: a class, when its run began (its vruntime is charged from
-/// then), since when its head's work is counted (the last rate change, or the run's start), the
-/// end of its slice, and whether the run ends with its head request done (else at the end of
-/// the slice).
+/// A request at a CFS server: the work it still lacks, and whether a slot is running it.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    job: Job,
+    left: f64,
+    on: bool,
+}
+
+/// What a CFS slot is running: a class's request (by index), since when its class's vruntime
+/// and its work are counted (the run's start, or the last time they were brought up to date),
+/// the work it lacked then, the end of its slice, and whether the run ends with the request
+/// done (else at the end of the slice).
 #[derive(Debug, Clone, Copy)]
 struct Run {
     class: usize,
+    index: u64,
     from: f64,
-    since: f64,
+    left: f64,
     until: f64,
     completes: bool,
 }
 
-/// Per-server CFS over the classes, FIFO within each.
+/// Per-server CFS over the classes with `c` slots (CPUs) each, FIFO within each class.
 #[derive(Debug)]
 pub(super) struct CfsServers {
+    c: usize,
     rates: Vec<f64>,
     weights: Vec<f64>,
     slice: f64,
-    /// `queues[s * k + class]`.
-    queues: Vec<VecDeque<Job>>,
-    /// `left[s * k + class]`: the work its head still lacks.
-    left: Vec<f64>,
+    /// `queues[s * k + class]`: the class's requests at `s`, in arrival order.
+    queues: Vec<VecDeque<Entry>>,
+    /// `serving[s * k + class]`: how many of them a slot is running.
+    serving: Vec<u32>,
     /// `vruntime[s * k + class]`.
     vruntime: Vec<f64>,
-    /// The least vruntime of the classes with work, never decreasing.
+    /// The least vruntime of the classes picked, never decreasing.
     min_vruntime: Vec<f64>,
-    running: Vec<Option<Run>>,
-    present: Vec<u32>,
+    /// Slot `s * c + j` is server `s`'s `j`-th.
+    slots: Vec<Option<Run>>,
     version: Vec<u32>,
+    present: Vec<u32>,
 }
 
 impl CfsServers {
-    /// Servers at `rates` running `classes` as CFS tasks, for `classes.slice` at a time.
-    pub(super) fn new(rates: &[f64], classes: &Classes) -> Self {
-        let (n, k) = (rates.len(), classes.classes.len());
+    /// Servers at `rates` with `c` slots each, running `classes` as CFS tasks, for
+    /// `classes.slice` at a time.
+    pub(super) fn new(rates: &[f64], c: u32, classes: &Classes) -> Self {
+        let (n, k, c) = (rates.len(), classes.classes.len(), c as usize);
         CfsServers {
+            c,
             rates: rates.to_vec(),
             weights: classes.weights(),
             slice: classes.slice,
             queues: vec![VecDeque::new(); n * k],
-            left: vec![0.0; n * k],
+            serving: vec![0; n * k],
             vruntime: vec![0.0; n * k],
             min_vruntime: vec![0.0; n],
-            running: vec![None; n],
+            slots: vec![None; n * c],
+            version: vec![0; n * c],
             present: vec![0; n],
-            version: vec![0; n],
         }
     }
 
-    /// The least vruntime of the classes with work at `s` (the one running included).
+    /// Brings the runs of `s` up to `t` (Linux's `update_curr`, on each CPU): each running
+    /// class's vruntime grows by the time its slot ran over its weight, each request's work
+    /// by the time it ran at the rate.
+    fn charge(&mut self, s: usize, t: f64) {
+        let k = self.weights.len();
+        for run in self.slots[s * self.c..(s + 1) * self.c].iter_mut().flatten() {
+            let elapsed = t - run.from;
+            self.vruntime[s * k + run.class] += elapsed / self.weights[run.class];
+            run.left = (run.left - elapsed * self.rates[s]).max(0.0);
+            run.from = t;
+        }
+    }
+
+    /// The least vruntime of the classes at `s` with a request no slot is running.
     fn least(&self, s: usize) -> Option<(usize, f64)> {
         let k = self.weights.len();
         (0..k)
-            .filter(|&c| !self.queues[s * k + c].is_empty())
+            .filter(|&c| self.queues[s * k + c].len() > self.serving[s * k + c] as usize)
             .map(|c| (c, self.vruntime[s * k + c]))
             .min_by(|a, b| a.1.total_cmp(&b.1))
     }
 
-    /// `s` picks the class with the least vruntime and runs it from `t`, if it has work.
-    fn pick(&mut self, s: usize, t: f64, sim: &mut Simulation<Versioned>) {
-        self.version[s] = self.version[s].wrapping_add(1);
-        let k = self.weights.len();
+    /// Slot `j` (of server `s = j / c`) picks the class with the least vruntime among those
+    /// with a request no slot runs and runs its oldest such request from `t`; or goes idle.
+    fn pick(&mut self, j: usize, t: f64, sim: &mut Simulation<Versioned>) {
+        self.version[j] = self.version[j].wrapping_add(1);
+        let (s, k) = (j / self.c, self.weights.len());
         let Some((c, v)) = self.least(s) else {
-            self.running[s] = None;
+            self.slots[j] = None;
             return;
         };
         self.min_vruntime[s] = self.min_vruntime[s].max(v);
-        let need = self.left[s * k + c] / self.rates[s];
+        self.serving[s * k + c] += 1;
+        let e = self.queues[s * k + c].iter_mut().find(|e| !e.on).expect("a request not run");
+        e.on = true;
+        let need = e.left / self.rates[s];
         let completes = need <= self.slice;
         let until = t + self.slice;
-        self.running[s] = Some(Run { class: c, from: t, since: t, until, completes });
-        let end = t + if completes { need } else { self.slice };
-        schedule(sim, end, Event::Departure((s as u32, self.version[s])));
+        let (index, left) = (e.job.index, e.left);
+        self.slots[j] = Some(Run { class: c, index, from: t, left, until, completes });
+        let end = if completes { t + need } else { until };
+        schedule(sim, end, Event::Departure((j as u32, self.version[j])));
+    }
+
+    /// Request `index` of class `c` at `s` leaves or waits, the work it lacks `left`: with
+    /// `done`, it leaves and is returned; else it waits again for a slot.
+    fn stop(&mut self, s: usize, c: usize, index: u64, left: f64, done: bool) -> Option<Job> {
+        let i = s * self.weights.len() + c;
+        let q = &mut self.queues[i];
+        let p = q.iter().position(|e| e.job.index == index).expect("a running request");
+        self.serving[i] -= 1;
+        if done {
+            self.present[s] -= 1;
+            return q.remove(p).map(|e| e.job);
+        }
+        q[p].on = false;
+        q[p].left = left;
+        None
     }
 }
 
@@ -550,17 +609,17 @@ impl Servers for CfsServers {
 
     fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Versioned>) {
         let k = self.weights.len();
-        let c = job.class as usize;
-        let i = s * k + c;
+        let i = s * k + job.class as usize;
         if self.queues[i].is_empty() {
             // A class that wakes starts from the least vruntime, or keeps its own if larger.
             self.vruntime[i] = self.vruntime[i].max(self.min_vruntime[s]);
-            self.left[i] = job.work;
         }
-        self.queues[i].push_back(job);
+        self.queues[i].push_back(Entry { job, left: job.work, on: false });
         self.present[s] += 1;
-        if self.running[s].is_none() {
-            self.pick(s, t, sim);
+        // A free slot runs it at once (every other request present is running).
+        if let Some(j) = (s * self.c..(s + 1) * self.c).find(|&j| self.slots[j].is_none()) {
+            self.charge(s, t);
+            self.pick(j, t, sim);
         }
     }
 
@@ -570,47 +629,35 @@ impl Servers for CfsServers {
         t: f64,
         sim: &mut Simulation<Versioned>,
     ) -> Option<(usize, Job)> {
-        let s = id as usize;
-        if self.version[s] != version {
+        let j = id as usize;
+        if self.version[j] != version {
             return None;
         }
-        let k = self.weights.len();
-        let run = self.running[s].expect("a run in progress");
-        let i = s * k + run.class;
-        let elapsed = t - run.from;
-        self.vruntime[i] += elapsed / self.weights[run.class];
-        let done = if run.completes {
-            let job = self.queues[i].pop_front().expect("a head");
-            self.present[s] -= 1;
-            if let Some(next) = self.queues[i].front() {
-                self.left[i] = next.work;
-            }
-            Some((s, job))
-        } else {
-            self.left[i] = (self.left[i] - (t - run.since) * self.rates[s]).max(0.0);
-            None
-        };
-        self.pick(s, t, sim);
-        done
+        let s = j / self.c;
+        self.charge(s, t);
+        let run = self.slots[j].expect("a run in progress");
+        let done = self.stop(s, run.class, run.index, run.left, run.completes);
+        self.pick(j, t, sim);
+        done.map(|job| (s, job))
     }
 
     fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Versioned>) {
-        let old = std::mem::replace(&mut self.rates[s], rate);
-        if old == rate {
+        if self.rates[s] == rate {
             return;
         }
-        let Some(run) = &mut self.running[s] else { return };
-        // The head keeps the work it received at the old rate; the rest goes at the new one. The
-        // slice is time (a CPU's quantum), so it ends when it would have; the run ends then or
-        // when the head is done at the new rate, whichever comes first.
-        let i = s * self.weights.len() + run.class;
-        self.left[i] = (self.left[i] - (t - run.since) * old).max(0.0);
-        run.since = t;
-        let done = t + self.left[i] / rate;
-        run.completes = done <= run.until;
-        let end = if run.completes { done } else { run.until };
-        self.version[s] = self.version[s].wrapping_add(1);
-        schedule(sim, end, Event::Departure((s as u32, self.version[s])));
+        // Each running request keeps the work it received at the old rate; the rest goes at the
+        // new one. The slice is time (a CPU's quantum), so it ends when it would have; the run
+        // ends then or when the request is done at the new rate, whichever comes first.
+        self.charge(s, t);
+        self.rates[s] = rate;
+        for j in s * self.c..(s + 1) * self.c {
+            let Some(run) = &mut self.slots[j] else { continue };
+            let done = t + run.left / rate;
+            run.completes = done <= run.until;
+            let end = if run.completes { done } else { run.until };
+            self.version[j] = self.version[j].wrapping_add(1);
+            schedule(sim, end, Event::Departure((j as u32, self.version[j])));
+        }
     }
 
     fn cancel(
@@ -621,29 +668,24 @@ impl Servers for CfsServers {
         sim: &mut Simulation<Versioned>,
     ) -> (Job, f64) {
         let k = self.weights.len();
-        let (c, p) = queued(&self.queues[s * k..(s + 1) * k], index);
+        let (c, p) = queued(&self.queues[s * k..(s + 1) * k], index, |e| e.job.index);
         let i = s * k + c;
-        self.present[s] -= 1;
-        if p > 0 {
-            // Waiting behind its class's head: nothing else changes.
-            return (self.queues[i].remove(p).expect("a position found"), 0.0);
+        let e = self.queues[i][p];
+        if !e.on {
+            // Waiting (perhaps after slices that ran it): nothing else changes.
+            self.queues[i].remove(p);
+            self.present[s] -= 1;
+            return (e.job, e.job.work - e.left);
         }
-        // The head: it lacks `left`, less what it received in the run in progress if its
-        // class is running (which ends now, its vruntime charged as at the end of a slice).
-        let mut left = self.left[i];
-        let running = self.running[s].filter(|run| run.class == c);
-        if let Some(run) = running {
-            let elapsed = t - run.from;
-            self.vruntime[i] += elapsed / self.weights[c];
-            left -= (t - run.since) * self.rates[s];
-        }
-        let job = self.queues[i].pop_front().expect("a head");
-        if let Some(next) = self.queues[i].front() {
-            self.left[i] = next.work;
-        }
-        if running.is_some() {
-            self.pick(s, t, sim);
-        }
+        // Running: its class's vruntime is charged as at the end of a slice, and its slot
+        // picks again.
+        self.charge(s, t);
+        let j = (s * self.c..(s + 1) * self.c)
+            .find(|&j| self.slots[j].is_some_and(|r| r.class == c && r.index == index))
+            .expect("the slot running it");
+        let left = self.slots[j].expect("a run").left;
+        let job = self.stop(s, c, index, left, true).expect("it leaves");
+        self.pick(j, t, sim);
         (job, (job.work - left).max(0.0))
     }
 }
@@ -829,7 +871,7 @@ mod tests {
         // rate becomes 4: it needs 0.25, within its slice, so it leaves at 0.75; class 1 then
         // takes 0.25 and leaves at 1.
         let c = Classes { slice: 1.0, ..classes(&[0, 0], &[1.0, 1.0], None) };
-        let cfs = || CfsServers::new(&[1.0], &c);
+        let cfs = || CfsServers::new(&[1.0], 1, &c);
         let jobs = [(0.0, 0, 1.5), (0.0, 1, 1.0)];
         assert_eq!(serve_changing(cfs(), &jobs, &[(0.5, 4.0)]), [(0.75, 0), (1.0, 1)]);
         // Class 0's request (work 1) would end with its slice at 1; the rate halves at 0.5, so
@@ -884,7 +926,7 @@ mod tests {
         // received), and its second, cancelled waiting, leave the others as they were.
         let c = Classes { slice: 10.0, ..classes(&[0, 0], &[1.0, 1.0], None) };
         let jobs = [(0.0, 0, 1.0), (0.0, 1, 1.0), (0.0, 1, 1.0)];
-        let cfs = || CfsServers::new(&[1.0], &c);
+        let cfs = || CfsServers::new(&[1.0], 1, &c);
         assert_eq!(serve_cancel(cfs(), &jobs, (0, 0.5)), (0.5, vec![(1.5, 1), (2.5, 2)]));
         assert_eq!(serve_cancel(cfs(), &jobs, (1, 0.5)), (0.0, vec![(1.0, 0), (2.0, 2)]));
         assert_eq!(serve_cancel(cfs(), &jobs, (2, 0.5)), (0.0, vec![(1.0, 0), (2.0, 1)]));
@@ -893,11 +935,43 @@ mod tests {
         // leaves at 1 + what the cancelled one received (to rounding).
         let c = classes(&[0, 0], &[1.0, 1.0], None);
         for at in [0.45, 0.55] {
-            let (r, out) = serve_cancel(CfsServers::new(&[1.0], &c), &jobs[..2], (0, at));
+            let (r, out) = serve_cancel(CfsServers::new(&[1.0], 1, &c), &jobs[..2], (0, at));
             assert!((0.2 - 1e-9..=0.3 + 1e-9).contains(&r), "{at}: {r}");
             assert!(out.len() == 1 && out[0].1 == 1, "{at}: {out:?}");
             assert!((out[0].0 - (1.0 + r)).abs() < 1e-9, "{at}: {r} {out:?}");
         }
+    }
+
+    #[test]
+    fn cfs_slots_run_the_least_vruntime_class_on_each_free_slot() {
+        // Two slots, slices longer than any request, weights 1:1: class 0's requests (work 2
+        // and 1) take both slots at 0 (class 0 has the least vruntime, a tie to the first
+        // class, and a request no slot runs); class 1's (work 1) waits. At 1 the second leaves:
+        // class 0's vruntime is 2 (one unit on each slot), so the free slot runs class 1's
+        // request, which leaves at 2 with class 0's first.
+        let c = Classes { slice: 10.0, ..classes(&[0, 0], &[1.0, 1.0], None) };
+        let jobs = [(0.0, 0, 2.0), (0.0, 0, 1.0), (0.0, 1, 1.0)];
+        let out = serve(CfsServers::new(&[1.0], 2, &c), &jobs, 1e9);
+        assert_eq!(out, [(1.0, 1), (2.0, 0), (2.0, 2)]);
+        // One slot: the same requests one at a time, class 0's first then (vruntime 2 against
+        // 0) class 1's, then class 0's second.
+        let out = serve(CfsServers::new(&[1.0], 1, &c), &jobs, 1e9);
+        assert_eq!(out, [(2.0, 0), (3.0, 2), (4.0, 1)]);
+    }
+
+    #[test]
+    fn cfs_on_two_slots_shares_them_by_weight() {
+        // Weights 3:1 on two slots, both classes backlogged with requests of work 1, slices of
+        // 0.1. Both slots are always busy, so 2t of work is done by t: 3 v_0 + v_1 = 2t (the
+        // vruntimes counted to t). A slot picks the least vruntime; the other class can then
+        // run ahead by at most the slices in flight, two of 0.1 over its weight (<= 0.2), so
+        // |v_0 - v_1| <= 0.2, v_0 = t/2 + (v_0 - v_1)/4 and class 0's work 3 v_0 = 1.5 t within
+        // 0.15 (75% of the service), class 1's 0.5 t within 0.15 (25%). A class has at most two
+        // requests part-served (one a slot), so by t = 1000 class 0 has completed 1498 to 1500
+        // and class 1 498 to 500 (the ranges below are one wider).
+        let c = classes(&[0, 0], &[3.0, 1.0], None);
+        let done = completed(CfsServers::new(&[1.0], 2, &c), 2, 2500, 1000.0);
+        assert!((1497..=1500).contains(&done[0]) && (497..=500).contains(&done[1]), "{done:?}");
     }
 
     #[test]
@@ -971,7 +1045,7 @@ mod tests {
         // the work each received by t = 1000 is its share of 1000 within 0.31 * 0.33 < 0.1,
         // and the requests completed within one of share * 1000: 753.5 and 246.5.
         let c = classes(&[0, 0], &[1.0, crate::model::nice_weight(5)], None);
-        let done = completed(CfsServers::new(&[1.0], &c), 2, 1500, 1000.0);
+        let done = completed(CfsServers::new(&[1.0], 1, &c), 2, 1500, 1000.0);
         assert!((752..=755).contains(&done[0]) && (245..=248).contains(&done[1]), "{done:?}");
         // Work-conserving: 1000 units of work by t = 1000, the last request perhaps just then.
         assert!((999..=1000).contains(&(done[0] + done[1])), "{done:?}");

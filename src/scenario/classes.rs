@@ -194,7 +194,7 @@ impl Spec {
                 return Err(invalid("farm.slice", format!("expected a time > 0, got {}", num(s))));
             }
         }
-        if matches!(d, Discipline::Fair | Discipline::Cfs) && farm.slots > 1 {
+        if d == Discipline::Fair && farm.slots > 1 {
             return Err(invalid(
                 "farm.slots",
                 format!("\"{}\" with more than one slot is not simulated yet", d.name()),
