@@ -200,10 +200,10 @@ fn priority_with_slots_follows_m_m_c() {
 }
 
 /// The class disciplines that share a server's slots by weight.
-const DISCIPLINES: [Discipline; 1] = [Discipline::Cfs];
+const DISCIPLINES: [Discipline; 2] = [Discipline::Cfs, Discipline::Fair];
 
 #[test]
-fn cfs_with_slots_follows_m_m_c() {
+fn fair_and_cfs_with_slots_follow_m_m_c() {
     // Two rate-1 slots a server at utilisation 0.7, classes of weights 3:1 with Exp(1) demands.
     // Both disciplines are work-conserving (a slot idles only when every request present is
     // running) and blind to demands, so the number present is M/M/c's birth-death chain
@@ -217,7 +217,7 @@ fn cfs_with_slots_follows_m_m_c() {
 }
 
 #[test]
-fn cancelled_requests_leave_multi_slot_cfs_servers_and_counts_conserve() {
+fn cancelled_requests_leave_multi_slot_fair_and_cfs_servers_and_counts_conserve() {
     // As with one slot (above), on two slots a server, where several requests of a class run
     // at once and the one cancelled may be any of them: 10 servers at load 0.9 (M/M/2's mean
     // sojourn 5.3), the low class (weight 1 of 4) timing out at 4 with `cancel`. Counts are
@@ -269,13 +269,22 @@ fn classes_draw_from_their_own_stream() {
 }
 
 #[test]
-fn cfs_with_slots_runs_from_a_scenario_file() {
-    // Refused before it was simulated: `cfs` with more than one slot. It runs, its rows split
-    // by class.
-    let dir = Dir::new("classes-cfs-slots");
-    let text = SCENARIO.replacen("discipline = \"priority\"", "discipline = \"cfs\"\nslots = 2", 1);
-    let csv = lbsim_ok(&["run", &dir.file("s.toml", &text), "--format", "csv"]);
-    assert_eq!(column(&csv, "class"), ["all", "interactive", "batch"]);
+fn fair_and_cfs_with_slots_and_rate_changes_run_from_a_scenario_file() {
+    // Refused before they were simulated: `fair` and `cfs` with more than one slot, and rate
+    // changes under a class discipline. Each runs, its rows split by class.
+    let dir = Dir::new("classes-slots");
+    let events = "[[events]]\nat = 100.0\ngroup = \"g0\"\nrate = 0.8\n";
+    for d in ["fair", "cfs", "priority-preemptive"] {
+        let text = SCENARIO.replacen(
+            "discipline = \"priority\"",
+            &format!("discipline = \"{d}\"\nslots = 2"),
+            1,
+        );
+        for text in [text.clone(), format!("{text}{events}")] {
+            let csv = lbsim_ok(&["run", &dir.file("s.toml", &text), "--format", "csv"]);
+            assert_eq!(column(&csv, "class"), ["all", "interactive", "batch"], "{d}");
+        }
+    }
 }
 
 const SCENARIO: &str = r#"
@@ -352,11 +361,6 @@ fn bad_classes_are_refused_naming_the_key() {
             "discipline = \"priority\"",
             "discipline = \"fair\"\naging = 5.0",
             "farm.aging: applies to discipline = \"priority\"",
-        ),
-        (
-            "discipline = \"priority\"",
-            "discipline = \"fair\"\nslots = 2",
-            "farm.slots: \"fair\" with more than one slot is not simulated yet",
         ),
     ];
     for (from, to, want) in cases {

@@ -24,6 +24,16 @@
 //!   `k` in `B` receives work at `rate * w_k / sum_{j in B} w_j`. Kept as a virtual time `V`
 //!   with `dV/dt = rate / sum_B w`: a head that starts at `V = v` with demand `d` leaves at
 //!   `V = v + d / w_k`, and the next of its class starts then.
+//! - **Fair with `c` slots** ([`FairSlots`]): GPS between classes with capacity `c * rate` in
+//!   which no request receives more than `rate`, one slot's worth (a request is sequential
+//!   work, as under processor sharing with `c` processors). Class `k` with `n_k` requests gets
+//!   `x_k` slots by weighted water-filling (Parekh & Gallager's GPS with each session's rate
+//!   capped, the max-min fair share weighted by `w`): `x_k = min(n_k, w_k * theta)` with
+//!   `theta` such that the `x_k` sum to `min(c, sum n_k)`; its first `floor(x_k)` requests
+//!   get a slot each and the next the fraction left, FIFO within the class. With `c = 1` this
+//!   is the single-slot rule above (each class's head only, `x_k <= 1`). The shares change at
+//!   each arrival and departure, so the servers keep each request's work left and recompute
+//!   them then (`O(c + k)` requests receive work at a time).
 //! - **CFS** ([`CfsServers`]): the chapter's `SimpleCFS` (§39.22) with classes as its tasks:
 //!   the class with the least vruntime runs its oldest request for at most `slice`; its vruntime
 //!   grows by the time it ran times `1024 / weight` (here `1 / w`, the weight relative to nice
@@ -690,6 +700,191 @@ impl Servers for CfsServers {
     }
 }
 
+// ===== Weighted fair sharing of c slots =====
+
+/// Per-server weighted fair sharing of `c` slots between classes, FIFO within each: GPS with
+/// capacity `c * rate` in which no request receives more than `rate` (one slot).
+#[derive(Debug)]
+pub(super) struct FairSlots {
+    c: f64,
+    rates: Vec<f64>,
+    weights: Vec<f64>,
+    /// `queues[s * k + class]`: the class's requests and the work each lacks, in arrival order.
+    queues: Vec<VecDeque<Waiting>>,
+    /// `slots[s * k + class]`: the slots the class has (at most its requests), summed to
+    /// `min(c, requests present)` at each server.
+    slots: Vec<f64>,
+    /// When the work left was last brought up to date, per server.
+    since: Vec<f64>,
+    /// The request whose departure is pending, per server: its class and index.
+    first: Vec<(usize, u64)>,
+    present: Vec<u32>,
+    version: Vec<u32>,
+    /// Scratch: the classes with work at a server, by requests over weight.
+    order: Vec<usize>,
+}
+
+impl FairSlots {
+    /// Servers at `rates` with `c` slots each, shared among `classes` by weight.
+    pub(super) fn new(rates: &[f64], c: u32, classes: &Classes) -> Self {
+        let (n, k) = (rates.len(), classes.classes.len());
+        FairSlots {
+            c: f64::from(c),
+            rates: rates.to_vec(),
+            weights: classes.weights(),
+            queues: vec![VecDeque::new(); n * k],
+            slots: vec![0.0; n * k],
+            since: vec![0.0; n],
+            first: vec![(0, 0); n],
+            present: vec![0; n],
+            version: vec![0; n],
+            order: Vec::with_capacity(k),
+        }
+    }
+
+    /// The requests of class `c` at `s` that receive work, and the rate each receives: the
+    /// class's `x` slots go to its first `floor(x)` requests whole and the next takes the rest.
+    fn served(&self, s: usize, c: usize) -> impl Iterator<Item = (usize, f64)> {
+        let k = self.weights.len();
+        let (x, r) = (self.slots[s * k + c], self.rates[s]);
+        (0..self.queues[s * k + c].len())
+            .map(move |i| (i, (x - i as f64).clamp(0.0, 1.0) * r))
+            .take_while(|&(_, rate)| rate > 0.0)
+    }
+
+    /// Brings the work left of `s`'s requests up to `t`.
+    fn advance(&mut self, s: usize, t: f64) {
+        let (k, dt) = (self.weights.len(), t - self.since[s]);
+        self.since[s] = t;
+        if dt <= 0.0 {
+            return;
+        }
+        for c in 0..k {
+            let served: Vec<(usize, f64)> = self.served(s, c).collect();
+            for (i, rate) in served {
+                let x = &mut self.queues[s * k + c][i];
+                x.left = (x.left - rate * dt).max(0.0);
+            }
+        }
+    }
+
+    /// Shares `s`'s slots among its classes by weighted water-filling: with `R` requests
+    /// present, `min(c, R)` slots; a class whose weight's share exceeds its requests has one
+    /// slot per request, and the slots it leaves go to the others by weight.
+    fn allocate(&mut self, s: usize) {
+        let k = self.weights.len();
+        let n = |c: usize| self.queues[s * k + c].len() as f64;
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        order.extend((0..k).filter(|&c| n(c) > 0.0));
+        order.sort_by(|&a, &b| (n(a) / self.weights[a]).total_cmp(&(n(b) / self.weights[b])));
+        let (mut cap, mut weight) = (self.c, order.iter().map(|&c| self.weights[c]).sum::<f64>());
+        for c in 0..k {
+            self.slots[s * k + c] = 0.0;
+        }
+        for &c in &order {
+            let fair = self.weights[c] * cap / weight;
+            let x = n(c).min(fair);
+            self.slots[s * k + c] = x;
+            if x < fair {
+                cap -= x;
+                weight -= self.weights[c];
+            }
+        }
+        self.order = order;
+    }
+
+    /// Replaces `s`'s pending departure by one for its current shares.
+    fn reschedule(&mut self, s: usize, t: f64, sim: &mut Simulation<Versioned>) {
+        self.version[s] = self.version[s].wrapping_add(1);
+        let k = self.weights.len();
+        let next = (0..k)
+            .flat_map(|c| self.served(s, c).map(move |(i, rate)| (c, i, rate)))
+            .map(|(c, i, rate)| (self.queues[s * k + c][i].left / rate, c, i))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((dt, c, i)) = next {
+            self.first[s] = (c, self.queues[s * k + c][i].job.index);
+            schedule(sim, t + dt, Event::Departure((s as u32, self.version[s])));
+        }
+    }
+
+    /// Request `index` of class `c` leaves `s` at `t`; the others' shares change.
+    fn remove(
+        &mut self,
+        s: usize,
+        c: usize,
+        index: u64,
+        t: f64,
+        sim: &mut Simulation<Versioned>,
+    ) -> Waiting {
+        let q = &mut self.queues[s * self.weights.len() + c];
+        let p = q.iter().position(|x| x.job.index == index).expect("a request present");
+        let x = q.remove(p).expect("a position found");
+        self.present[s] -= 1;
+        self.allocate(s);
+        self.reschedule(s, t, sim);
+        x
+    }
+}
+
+impl Servers for FairSlots {
+    type Token = (u32, u32);
+
+    #[inline]
+    fn len(&self, s: usize) -> u32 {
+        self.present[s]
+    }
+
+    fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Versioned>) {
+        self.advance(s, t);
+        let k = self.weights.len();
+        self.queues[s * k + job.class as usize].push_back(Waiting { job, left: job.work });
+        self.present[s] += 1;
+        self.allocate(s);
+        self.reschedule(s, t, sim);
+    }
+
+    fn depart(
+        &mut self,
+        (id, version): (u32, u32),
+        t: f64,
+        sim: &mut Simulation<Versioned>,
+    ) -> Option<(usize, Job)> {
+        let s = id as usize;
+        if self.version[s] != version {
+            return None;
+        }
+        self.advance(s, t);
+        let (c, index) = self.first[s];
+        Some((s, self.remove(s, c, index, t, sim).job))
+    }
+
+    fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Versioned>) {
+        if self.rates[s] == rate {
+            return;
+        }
+        // The work left is brought up to the change at the old rate; the shares, in slots,
+        // stay.
+        self.advance(s, t);
+        self.rates[s] = rate;
+        self.reschedule(s, t, sim);
+    }
+
+    fn cancel(
+        &mut self,
+        s: usize,
+        index: u64,
+        t: f64,
+        sim: &mut Simulation<Versioned>,
+    ) -> (Job, f64) {
+        self.advance(s, t);
+        let k = self.weights.len();
+        let (c, _) = queued(&self.queues[s * k..(s + 1) * k], index, |x| x.job.index);
+        let x = self.remove(s, c, index, t, sim);
+        (x.job, (x.job.work - x.left).max(0.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -972,6 +1167,44 @@ mod tests {
         let c = classes(&[0, 0], &[3.0, 1.0], None);
         let done = completed(CfsServers::new(&[1.0], 2, &c), 2, 2500, 1000.0);
         assert!((1497..=1500).contains(&done[0]) && (497..=500).contains(&done[1]), "{done:?}");
+    }
+
+    #[test]
+    fn fair_slots_give_each_request_at_most_a_slot_and_share_the_rest_by_weight() {
+        // Two slots, weights 1:1. Class 0's request (work 2) and class 1's (work 1) from 0: fewer
+        // requests than slots, each runs at the full rate: 1 and 2. With class 0's second (work
+        // 1) at 0.5, three requests share two slots: each class has one (its weight's share, no
+        // more than its requests), class 0's going to its first request; class 1's leaves at
+        // 1, and then class 0's two run at once: 1 left and 1, both at 2.
+        let c = classes(&[0, 0], &[1.0, 1.0], None);
+        let jobs = [(0.0, 0, 2.0), (0.0, 1, 1.0)];
+        assert_eq!(serve(FairSlots::new(&[1.0], 2, &c), &jobs, 1e9), [(1.0, 1), (2.0, 0)]);
+        let jobs = [(0.0, 0, 2.0), (0.0, 1, 1.0), (0.5, 0, 1.0)];
+        let out = serve(FairSlots::new(&[1.0], 2, &c), &jobs, 1e9);
+        assert_eq!(out, [(1.0, 1), (2.0, 0), (2.0, 2)]);
+        // Weights 3:1 with class 0's two requests and class 1's one, work 1 each: class 0 has
+        // 1.5 slots (its first request a whole one, its second half), class 1 half of one. At 1
+        // class 0's first leaves, its second and class 1's having received 0.5; then one
+        // request a class, a slot each: both leave at 1.5.
+        let c = classes(&[0, 0], &[3.0, 1.0], None);
+        let jobs = [(0.0, 0, 1.0), (0.0, 0, 1.0), (0.0, 1, 1.0)];
+        let out = serve(FairSlots::new(&[1.0], 2, &c), &jobs, 1e9);
+        assert_eq!(out.iter().map(|x| x.1).collect::<Vec<_>>(), [0, 1, 2]);
+        for (t, w) in out.iter().map(|x| x.0).zip([1.0, 1.5, 1.5]) {
+            assert!((t - w).abs() < 1e-12, "{out:?}");
+        }
+    }
+
+    #[test]
+    fn fair_on_two_slots_shares_them_by_weight() {
+        // Weights 3:1 on two rate-1 slots, both classes backlogged with requests of work 1:
+        // class 0 has 1.5 slots and class 1 0.5 (75% and 25% of the service). Class 1's head
+        // alone receives 0.5 a unit of time: its requests leave every 2, exactly, 99 by 199.9.
+        // Class 0 receives 1.5 a unit of time, 299.85 by 199.9, of which at most its two
+        // part-served requests' work (< 2) is in requests not yet done: 298 or 299 completed.
+        let c = classes(&[0, 0], &[3.0, 1.0], None);
+        let done = completed(FairSlots::new(&[1.0], 2, &c), 2, 400, 199.9);
+        assert!((298..=299).contains(&done[0]) && done[1] == 99, "{done:?}");
     }
 
     #[test]

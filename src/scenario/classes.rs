@@ -194,12 +194,6 @@ impl Spec {
                 return Err(invalid("farm.slice", format!("expected a time > 0, got {}", num(s))));
             }
         }
-        if d == Discipline::Fair && farm.slots > 1 {
-            return Err(invalid(
-                "farm.slots",
-                format!("\"{}\" with more than one slot is not simulated yet", d.name()),
-            ));
-        }
         Ok(())
     }
 
