@@ -14,7 +14,7 @@ use std::path::Path;
 use lbsim::experiment::Scenario;
 use lbsim::lifecycle::health::{Health, HostState, Outlier};
 use lbsim::lifecycle::{Change, Client, Lifecycle};
-use lbsim::model::{Class, Classes, Discipline, Farm};
+use lbsim::model::{Class, Classes, Discipline, Farm, RateChange};
 use lbsim::policy::PolicyKind;
 use lbsim::stats::RepStats;
 use lbsim::theory::mmn_mean;
@@ -117,6 +117,62 @@ fn preemptive_resume_priority_gives_its_closed_form() {
     check(&reps, None, 1.0 / (1.0 - LOAD), "pooled");
 }
 
+/// `sc` with every server's rate set to `rate` at each `at` of `changes`, in order.
+fn changing(mut sc: Scenario, changes: &[(f64, f64)]) -> Scenario {
+    let n = sc.farm.rates.len();
+    sc.farm.events =
+        changes.iter().map(|&(at, rate)| RateChange { at, servers: 0..n, rate }).collect();
+    sc
+}
+
+#[test]
+fn a_rate_halved_at_time_zero_gives_the_closed_forms_at_the_new_rate() {
+    // The arrival rate is taken from the rates at time 0 (load 0.3 of rate 1); every server
+    // then works at 0.5 from the start, so each is M/M/1 with Exp demands of mean 2 at
+    // utilisation 0.6: time scales by 2. Non-preemptive priority (Cobham): lambda = 0.3 per
+    // server, E[S^2] = 8, W0 = 1.2, sigma_0 = 0.18, sigma_1 = 0.6: T_0 = 2 + 1.2/0.82 = 3.463,
+    // T_1 = 2 + 1.2/(0.82 * 0.4) = 5.659; at the old rate they would be half that, and FIFO
+    // gives both 5 (31% and 12% away, where the tolerance is < 3%). Fair and CFS, size-blind
+    // and work-conserving with Exp demands of one mean, give M/M/1's pooled 1/(0.5 - 0.3) = 5
+    // (at rate 1 it would be 1/0.7 = 1.43).
+    let run = run_length(100_000, 1_000_000);
+    let classes = || two(SHARES, [None, None], [3.0, 1.0]);
+    let sc = changing(farm(50, 0.3, 1, Discipline::Priority, classes()), &[(0.0, 0.5)]);
+    let reps = replicate(sc, &run, 8, 31);
+    let w0 = 0.3 * 8.0 / 2.0;
+    check(&reps, Some(0), 2.0 + w0 / 0.82, "class 0 at rate 0.5");
+    check(&reps, Some(1), 2.0 + w0 / (0.82 * 0.4), "class 1 at rate 0.5");
+    check(&reps, None, 5.0, "pooled at rate 0.5");
+    for d in [Discipline::Fair, Discipline::Cfs] {
+        let sc = changing(farm(50, 0.3, 1, d, classes()), &[(0.0, 0.5)]);
+        check(&replicate(sc, &run, 8, 32), None, 5.0, &format!("{d:?} pooled at rate 0.5"));
+    }
+}
+
+#[test]
+fn a_mid_run_rate_change_under_every_class_discipline_conserves_counts() {
+    // 50 servers at load 0.6 (30 arrivals a unit of time: 210,000 requests span about 7,000).
+    // Every server halves its rate at 2,000 (utilisation 1.2: a backlog of about 0.1 a unit of
+    // time per server builds for 500) and returns to 1 at 2,500. Exact counts: every measured
+    // request leaves once, in its class, so the classes add up to the run's requests. The
+    // slowdown shows: the pooled mean is above that of the same arrivals and demands at a
+    // constant rate (backlogs of about 50 a server at 2,500, waited out by thousands of
+    // requests, against a mean of 2.5 without it; the runs' arrivals are the same).
+    let run = run_length(10_000, 200_000);
+    let changes = [(2_000.0, 0.5), (2_500.0, 1.0)];
+    for d in
+        [Discipline::Priority, Discipline::PriorityPreemptive, Discipline::Fair, Discipline::Cfs]
+    {
+        let sc = farm(50, LOAD, 1, d, two(SHARES, [None, Some(det())], [3.0, 1.0]));
+        let steady = pooled(&replicate(sc.clone(), &run, 2, 33));
+        let slowed = pooled(&replicate(changing(sc, &changes), &run, 2, 33));
+        assert_eq!(slowed.requests, 400_000, "{d:?}");
+        assert_eq!(slowed.classes[0].requests + slowed.classes[1].requests, slowed.requests);
+        assert_eq!(steady.classes[0].requests, slowed.classes[0].requests, "{d:?}");
+        assert!(slowed.mean() > 1.5 * steady.mean(), "{d:?}: {} {}", slowed.mean(), steady.mean());
+    }
+}
+
 #[test]
 fn priority_with_slots_follows_m_m_c() {
     // Two rate-1 workers per server at utilisation 0.7 (shares 0.3 / 0.7: sigma_0 = 0.21,
@@ -144,6 +200,58 @@ fn priority_with_slots_follows_m_m_c() {
     }
 }
 
+/// The class disciplines that share a server's slots by weight.
+const DISCIPLINES: [Discipline; 2] = [Discipline::Cfs, Discipline::Fair];
+
+#[test]
+fn fair_and_cfs_with_slots_follow_m_m_c() {
+    // Two rate-1 slots a server at utilisation 0.7, classes of weights 3:1 with Exp(1) demands.
+    // Both disciplines are work-conserving (a slot idles only when every request present is
+    // running) and blind to demands, so the number present is M/M/c's birth-death chain
+    // whatever the split between the classes: the pooled mean is M/M/2's, 1.96 (M/M/1 at 0.7
+    // gives 3.33, 70% away, where the tolerance is < 3%).
+    for d in DISCIPLINES {
+        let sc = farm(50, 0.7, 2, d, two(SHARES, [None, None], [3.0, 1.0]));
+        let reps = replicate(sc, &run_length(100_000, 1_000_000), 8, 41);
+        check(&reps, None, mmn_mean(2, 0.7), &format!("{d:?} on two slots"));
+    }
+}
+
+#[test]
+fn cancelled_requests_leave_multi_slot_fair_and_cfs_servers_and_counts_conserve() {
+    // As with one slot (above), on two slots a server, where several requests of a class run
+    // at once and the one cancelled may be any of them: 10 servers at load 0.9 (M/M/2's mean
+    // sojourn 5.3), the low class (weight 1 of 4) timing out at 4 with `cancel`. Counts are
+    // exact: every measured request ends once, answered or timed out, so per class requests =
+    // successes + timeouts, and the classes add up to the arrivals. A cancelled attempt's
+    // slot stops working on it, so the busy time is below that of the same run without
+    // `cancel` by what the cancelled attempts still lacked, thousands of them.
+    let run = run_length(10_000, 100_000);
+    for d in DISCIPLINES {
+        let busy = |cancel: bool| {
+            let client = Client { cancel, ..Client::default() };
+            let classes = two(SHARES, [None, None], [3.0, 1.0]);
+            let mut sc = timed(10, 0.9, d, classes, [None, Some(4.0)], client);
+            sc.farm.slots = 2;
+            let reps = replicate(sc, &run, 4, 42);
+            let all = pooled(&reps).lifecycle;
+            assert_eq!(all.requests, 400_000, "{d:?}");
+            let mut sum = 0;
+            for k in 0..2 {
+                let l = counted(&reps, k);
+                assert_eq!(l.successes + l.timeouts, l.requests, "{d:?} class {k}");
+                assert_eq!((l.errors, l.attempts), (0, l.requests), "{d:?} class {k}");
+                sum += l.requests;
+            }
+            assert_eq!(sum, all.requests);
+            assert!(counted(&reps, 1).timeouts > 1000, "{d:?}: the timeout fires");
+            all.busy
+        };
+        let (kept, cut) = (busy(false), busy(true));
+        assert!(kept - cut > 1000.0, "{d:?}: {kept} {cut}");
+    }
+}
+
 #[test]
 fn classes_draw_from_their_own_stream() {
     // With classes that change nothing (FIFO, the scenario's service law), a run sees the same
@@ -159,6 +267,25 @@ fn classes_draw_from_their_own_stream() {
     let n0 = b.classes[0].requests as f64;
     assert!((n0 - 60_000.0).abs() < 1_025.0, "class 0 has {n0}");
     assert_eq!(b.classes[0].requests + b.classes[1].requests, b.requests);
+}
+
+#[test]
+fn fair_and_cfs_with_slots_and_rate_changes_run_from_a_scenario_file() {
+    // Refused before they were simulated: `fair` and `cfs` with more than one slot, and rate
+    // changes under a class discipline. Each runs, its rows split by class.
+    let dir = Dir::new("classes-slots");
+    let events = "[[events]]\nat = 100.0\ngroup = \"g0\"\nrate = 0.8\n";
+    for d in ["fair", "cfs", "priority-preemptive"] {
+        let text = SCENARIO.replacen(
+            "discipline = \"priority\"",
+            &format!("discipline = \"{d}\"\nslots = 2"),
+            1,
+        );
+        for text in [text.clone(), format!("{text}{events}")] {
+            let csv = lbsim_ok(&["run", &dir.file("s.toml", &text), "--format", "csv"]);
+            assert_eq!(column(&csv, "class"), ["all", "interactive", "batch"], "{d}");
+        }
+    }
 }
 
 const SCENARIO: &str = r#"
@@ -592,7 +719,7 @@ fn series_p99_of_the_high_class_lies_below_the_low_class_in_most_windows() {
     assert!(below * 10 >= pairs.len() * 9, "{below} of {} windows", pairs.len());
 }
 
-// ===== Classes with queue limits, errors, delays, failed hosts and health (SPEC §13 with §12) =====
+// ===== Classes with queue limits, errors, delays, failed hosts, health (SPEC §13, §12) =====
 
 #[test]
 fn a_queue_limit_rejects_every_class_as_m_m_1_k_does() {
@@ -719,7 +846,8 @@ fn a_scenario_with_classes_failed_hosts_errors_health_and_a_queue_limit_runs() {
             1,
         )
         .replacen("load = 0.7", "load = 0.6", 1)
-        + "[client]\ntimeout = 30.0\n[health]\noutlier = { interval = 50.0, base_ejection = 100.0 }\n\
+        + "[client]\ntimeout = 30.0\n\
+           [health]\noutlier = { interval = 50.0, base_ejection = 100.0 }\n\
            [[events]]\nat = 500.0\ngroup = \"failed\"\nstate = \"down\"\n\
            [[events]]\nat = 1500.0\ngroup = \"failed\"\nstate = \"up\"\n";
     let f = dir.file("h.toml", &text);

@@ -26,7 +26,7 @@ use super::event::{Event, Job, POST_CLASS, schedule};
 use super::feedback::{Monitor, ProbeReply};
 use super::parts::{Off, On, Parts};
 use super::record::Recorder;
-use super::scheduled::{CfsServers, FairServers, PriorityWorkers};
+use super::scheduled::{CfsServers, FairServers, FairSlots, PriorityWorkers};
 use super::servers::{FifoWorkers, OneSlot, Servers, SharedServers};
 use super::{SimTime, Simulation};
 use crate::admission::{Decision, Scope};
@@ -126,14 +126,19 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
             let parts = on();
             b.build(servers, parts, workload, coins).run()
         }
-        Discipline::Fair => {
+        Discipline::Fair if farm.slots == 1 => {
             let c = farm.classes.as_deref().expect("a class discipline has classes");
             let (servers, parts) = (FairServers::new(&farm.rates, c), on());
             b.build(servers, parts, workload, coins).run()
         }
+        Discipline::Fair => {
+            let c = farm.classes.as_deref().expect("a class discipline has classes");
+            let (servers, parts) = (FairSlots::new(&farm.rates, farm.slots, c), on());
+            b.build(servers, parts, workload, coins).run()
+        }
         Discipline::Cfs => {
             let c = farm.classes.as_deref().expect("a class discipline has classes");
-            let (servers, parts) = (CfsServers::new(&farm.rates, c), on());
+            let (servers, parts) = (CfsServers::new(&farm.rates, farm.slots, c), on());
             b.build(servers, parts, workload, coins).run()
         }
     }

@@ -170,18 +170,6 @@ impl Spec {
                 return Err(invalid("farm.slice", format!("expected a time > 0, got {}", num(s))));
             }
         }
-        if matches!(d, Discipline::Fair | Discipline::Cfs) && farm.slots > 1 {
-            return Err(invalid(
-                "farm.slots",
-                format!("\"{}\" with more than one slot is not simulated yet", d.name()),
-            ));
-        }
-        if d.by_class() && self.events.iter().any(|e| e.rate.is_some()) {
-            return Err(invalid(
-                "events",
-                format!("rate changes under \"{}\" are not simulated yet", d.name()),
-            ));
-        }
         Ok(())
     }
 
