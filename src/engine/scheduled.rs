@@ -702,6 +702,13 @@ impl Servers for CfsServers {
 
 // ===== Weighted fair sharing of c slots =====
 
+/// The rate at which the `i`-th request of a class (from 0, in arrival order) holding `x` slots
+/// of rate `r` is served: the first `floor(x)` a whole slot each, the next the fraction left.
+#[inline]
+fn slot_rate(x: f64, i: usize, r: f64) -> f64 {
+    (x - i as f64).clamp(0.0, 1.0) * r
+}
+
 /// Per-server weighted fair sharing of `c` slots between classes, FIFO within each: GPS with
 /// capacity `c * rate` in which no request receives more than `rate` (one slot).
 #[derive(Debug)]
@@ -748,7 +755,7 @@ impl FairSlots {
         let k = self.weights.len();
         let (x, r) = (self.slots[s * k + c], self.rates[s]);
         (0..self.queues[s * k + c].len())
-            .map(move |i| (i, (x - i as f64).clamp(0.0, 1.0) * r))
+            .map(move |i| (i, slot_rate(x, i, r)))
             .take_while(|&(_, rate)| rate > 0.0)
     }
 
@@ -760,10 +767,13 @@ impl FairSlots {
             return;
         }
         for c in 0..k {
-            let served: Vec<(usize, f64)> = self.served(s, c).collect();
-            for (i, rate) in served {
-                let x = &mut self.queues[s * k + c][i];
-                x.left = (x.left - rate * dt).max(0.0);
+            let (x, r) = (self.slots[s * k + c], self.rates[s]);
+            for (i, w) in self.queues[s * k + c].iter_mut().enumerate() {
+                let rate = slot_rate(x, i, r);
+                if rate <= 0.0 {
+                    break;
+                }
+                w.left = (w.left - rate * dt).max(0.0);
             }
         }
     }
