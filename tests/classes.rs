@@ -218,41 +218,6 @@ fn fair_and_cfs_with_slots_follow_m_m_c() {
 }
 
 #[test]
-fn cancelled_requests_leave_multi_slot_fair_and_cfs_servers_and_counts_conserve() {
-    // As with one slot (above), on two slots a server, where several requests of a class run
-    // at once and the one cancelled may be any of them: 10 servers at load 0.9 (M/M/2's mean
-    // sojourn 5.3), the low class (weight 1 of 4) timing out at 4 with `cancel`. Counts are
-    // exact: every measured request ends once, answered or timed out, so per class requests =
-    // successes + timeouts, and the classes add up to the arrivals. A cancelled attempt's
-    // slot stops working on it, so the busy time is below that of the same run without
-    // `cancel` by what the cancelled attempts still lacked, thousands of them.
-    let run = run_length(10_000, 100_000);
-    for d in DISCIPLINES {
-        let busy = |cancel: bool| {
-            let client = Client { cancel, ..Client::default() };
-            let classes = two(SHARES, [None, None], [3.0, 1.0]);
-            let mut sc = timed(10, 0.9, d, classes, [None, Some(4.0)], client);
-            sc.farm.slots = 2;
-            let reps = replicate(sc, &run, 4, 42);
-            let all = pooled(&reps).lifecycle;
-            assert_eq!(all.requests, 400_000, "{d:?}");
-            let mut sum = 0;
-            for k in 0..2 {
-                let l = counted(&reps, k);
-                assert_eq!(l.successes + l.timeouts, l.requests, "{d:?} class {k}");
-                assert_eq!((l.errors, l.attempts), (0, l.requests), "{d:?} class {k}");
-                sum += l.requests;
-            }
-            assert_eq!(sum, all.requests);
-            assert!(counted(&reps, 1).timeouts > 1000, "{d:?}: the timeout fires");
-            all.busy
-        };
-        let (kept, cut) = (busy(false), busy(true));
-        assert!(kept - cut > 1000.0, "{d:?}: {kept} {cut}");
-    }
-}
-
-#[test]
 fn classes_draw_from_their_own_stream() {
     // With classes that change nothing (FIFO, the scenario's service law), a run sees the same
     // requests as without classes: the pooled statistics are the same bits. Drawing the class
@@ -549,35 +514,40 @@ fn a_class_timeout_cancels_only_its_own_class() {
 
 #[test]
 fn cancelled_requests_leave_fair_and_cfs_servers_and_counts_conserve() {
-    // 10 servers at load 0.9 under fair queueing and CFS (weights 3:1): the low class's
-    // timeout of 4 with `cancel` takes its attempts out of queues and service. Counts are
-    // exact: every measured request ends once, answered or timed out (no retries, errors or
-    // rejections), so per class requests = successes + timeouts, and the classes add up to
-    // the arrivals. A cancelled attempt's server stops working on it, so the busy time is
-    // below that of the same run without `cancel` (the same arrivals and demands, all served
-    // to the end there): by what the cancelled attempts still lacked, thousands of them.
+    // 10 servers at load 0.9 under fair queueing and CFS (weights 3:1), with one slot each and
+    // with two (where several requests of a class run at once and the one cancelled may be any
+    // of them): the low class's timeout of 4 with `cancel` takes its attempts out of queues
+    // and service. Counts are exact: every measured request ends once, answered or timed out
+    // (no retries, errors or rejections), so per class requests = successes + timeouts, and
+    // the classes add up to the arrivals. A cancelled attempt's server (or slot) stops working
+    // on it, so the busy time is below that of the same run without `cancel` (the same
+    // arrivals and demands, all served to the end there): by what the cancelled attempts
+    // still lacked, thousands of them.
     let run = run_length(10_000, 100_000);
-    for d in [Discipline::Fair, Discipline::Cfs] {
-        let busy = |cancel: bool| {
-            let client = Client { cancel, ..Client::default() };
-            let sc =
-                timed(10, 0.9, d, two(SHARES, [None, None], [3.0, 1.0]), [None, Some(4.0)], client);
-            let reps = replicate(sc, &run, 4, 25);
-            let all = pooled(&reps).lifecycle;
-            assert_eq!(all.requests, 400_000, "{d:?}");
-            let mut sum = 0;
-            for k in 0..2 {
-                let l = counted(&reps, k);
-                assert_eq!(l.successes + l.timeouts, l.requests, "{d:?} class {k}");
-                assert_eq!((l.errors, l.attempts), (0, l.requests), "{d:?} class {k}");
-                sum += l.requests;
-            }
-            assert_eq!(sum, all.requests);
-            assert!(counted(&reps, 1).timeouts > 1000, "{d:?}: the timeout fires");
-            all.busy
-        };
-        let (kept, cut) = (busy(false), busy(true));
-        assert!(kept - cut > 1000.0, "{d:?}: {kept} {cut}");
+    for (slots, seed) in [(1, 25), (2, 42)] {
+        for d in DISCIPLINES {
+            let busy = |cancel: bool| {
+                let client = Client { cancel, ..Client::default() };
+                let classes = two(SHARES, [None, None], [3.0, 1.0]);
+                let mut sc = timed(10, 0.9, d, classes, [None, Some(4.0)], client);
+                sc.farm.slots = slots;
+                let reps = replicate(sc, &run, 4, seed);
+                let all = pooled(&reps).lifecycle;
+                assert_eq!(all.requests, 400_000, "{d:?} on {slots}");
+                let mut sum = 0;
+                for k in 0..2 {
+                    let l = counted(&reps, k);
+                    assert_eq!(l.successes + l.timeouts, l.requests, "{d:?} on {slots}, {k}");
+                    assert_eq!((l.errors, l.attempts), (0, l.requests), "{d:?} on {slots}, {k}");
+                    sum += l.requests;
+                }
+                assert_eq!(sum, all.requests);
+                assert!(counted(&reps, 1).timeouts > 1000, "{d:?} on {slots}: the timeout fires");
+                all.busy
+            };
+            let (kept, cut) = (busy(false), busy(true));
+            assert!(kept - cut > 1000.0, "{d:?} on {slots}: {kept} {cut}");
+        }
     }
 }
 
