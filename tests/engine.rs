@@ -9,10 +9,11 @@ use lbsim::engine::simulate;
 use lbsim::experiment::{Scenario, Workload};
 use lbsim::model::{Discipline, Farm, Information, RateChange, RunLength, SimOptions};
 use lbsim::policy::{PnC, PolicyKind};
+use lbsim::rng::SimRng;
 use lbsim::rng::StreamKey;
 use lbsim::stats::RepStats;
 use lbsim::theory::{mm1_mean, mm1_wait_variance_constant, mmn_mean};
-use lbsim::workload::{ExpDemands, PoissonGaps, ServiceSpec};
+use lbsim::workload::{Demands, ExpDemands, Gaps, PoissonGaps, ServiceSpec};
 
 use crate::util::{Dir, lbsim, lbsim_ok, pooled, replicate, run_length};
 
@@ -153,6 +154,92 @@ fn simulate_p2c(farm: &Farm, arrival_rate: f64, info: Information) -> RepStats {
     let policy = PnC::<2>::new(farm.rates.len());
     let mut gaps = PoissonGaps(arrival_rate);
     simulate(farm, len, opts, policy, &mut gaps, &ExpDemands, key("workload"), key("policy"))
+}
+
+/// One replication of p2c on `farm`, `requests` long, with the given arrivals and demands: with
+/// `levels`, the levels are tracked, which makes the loop simulate every departure as an event;
+/// without, it counts them when servers are read (the article's runs).
+fn p2c_run(
+    farm: &Farm,
+    gaps: &mut impl Gaps,
+    demands: &impl Demands,
+    levels: bool,
+    queue_guard: u32,
+) -> RepStats {
+    let key = |label| StreamKey::new(5, label).u64(0).rng();
+    let len = RunLength { warmup: 2_000, requests: 100_000 };
+    let opts = SimOptions { track_levels: levels, queue_guard, ..simple_options() };
+    let policy = PnC::<2>::new(farm.rates.len());
+    simulate(farm, len, opts, policy, gaps, demands, key("workload"), key("policy"))
+}
+
+fn simple_options() -> SimOptions {
+    SimOptions {
+        info: Information::Live,
+        track_levels: false,
+        queue_guard: u32::MAX,
+        series: None,
+        series_groups: Vec::new(),
+        series_spool: false,
+    }
+}
+
+/// Constant gaps.
+struct Every(f64);
+
+impl Gaps for Every {
+    fn next_gap(&mut self, _: &mut SimRng) -> Option<f64> {
+        Some(self.0)
+    }
+}
+
+/// Constant demands.
+struct Always(f64);
+
+impl Demands for Always {
+    fn demand(&self, _: &mut SimRng) -> f64 {
+        self.0
+    }
+}
+
+#[test]
+fn counting_departures_when_servers_are_read_is_simulating_them() {
+    // The same replication with departures as events (levels tracked) and counted when a server
+    // is read: the same picks, sojourns, events and series, bit for bit, the sums being
+    // independent of the order in which departures are recorded.
+    let same = |a: &RepStats, b: &RepStats| {
+        assert_eq!((a.events, a.stopped.is_some()), (b.events, b.stopped.is_some()));
+        assert_eq!(a.range, b.range);
+        assert_eq!([a.quantile(0.5), a.quantile(0.999)], [b.quantile(0.5), b.quantile(0.999)]);
+        assert_same(&RepStats { level_area: Vec::new(), ..a.clone() }, b);
+    };
+    let farm = Farm::new(vec![1.0; 40].into_iter().chain(vec![0.5; 10]).collect(), 0.9);
+    let poisson = || PoissonGaps(40.5);
+    let (events, counted) = (
+        p2c_run(&farm, &mut poisson(), &ExpDemands, true, u32::MAX),
+        p2c_run(&farm, &mut poisson(), &ExpDemands, false, u32::MAX),
+    );
+    assert!(counted.level_area.is_empty() && !events.level_area.is_empty());
+    same(&events, &counted);
+    // Overloaded (arrivals at 1.2 times the capacity), the queue guard stops the run: the
+    // departures recorded are those up to the stop.
+    let over = || PoissonGaps(54.0);
+    let (events, counted) = (
+        p2c_run(&farm, &mut over(), &ExpDemands, true, 20),
+        p2c_run(&farm, &mut over(), &ExpDemands, false, 20),
+    );
+    assert!(events.stopped.is_some());
+    same(&events, &counted);
+    // Constant gaps and demands put departures at the very instants of arrivals (multiples of
+    // 1/4 are exact): a departure at an arrival's instant has left when the policy looks,
+    // whichever way departures are kept.
+    let two = Farm::new(vec![1.0, 1.0], 0.8);
+    let (events, counted) = (
+        p2c_run(&two, &mut Every(0.25), &Always(0.25), true, u32::MAX),
+        p2c_run(&two, &mut Every(0.25), &Always(0.25), false, u32::MAX),
+    );
+    same(&events, &counted);
+    assert_eq!(counted.max_queue, 1, "each request leaves as the next arrives");
 }
 
 fn assert_same(a: &RepStats, b: &RepStats) {

@@ -9,7 +9,7 @@ use rand::RngExt;
 
 use crate::model::{Classes, RunLength};
 use crate::rng::{SimRng, StreamKey};
-use crate::stats::{LatencyRecorder, RepStats};
+use crate::stats::{FixedSum, LatencyRecorder, RepStats};
 use crate::workload::Service;
 
 /// What one class measured so far.
@@ -17,6 +17,9 @@ use crate::workload::Service;
 struct ClassRecord {
     stats: RepStats,
     latencies: LatencyRecorder,
+    /// The sojourns' sum and its halves', summed as the pooled ones are.
+    sum: FixedSum,
+    halves: [FixedSum; 2],
     lo: f64,
     hi: f64,
 }
@@ -81,14 +84,14 @@ impl ClassState {
         }
         let r = &mut self.records[k as usize];
         r.stats.requests += 1;
-        r.stats.sum += sojourn;
+        r.sum.add(sojourn);
         r.latencies.record(sojourn);
         r.lo = r.lo.min(sojourn);
         r.hi = r.hi.max(sojourn);
-        let half =
-            if index < self.mid { &mut r.stats.first_half } else { &mut r.stats.second_half };
+        let second = index >= self.mid;
+        r.halves[usize::from(second)].add(sojourn);
+        let half = if second { &mut r.stats.second_half } else { &mut r.stats.first_half };
         half.0 += 1;
-        half.1 += sojourn;
     }
 
     /// Each class's statistics, in class order.
@@ -97,6 +100,9 @@ impl ClassState {
             .into_iter()
             .map(|mut r| {
                 r.latencies.finish(&mut r.stats.hist);
+                r.stats.sum = r.sum.value();
+                r.stats.first_half.1 = r.halves[0].value();
+                r.stats.second_half.1 = r.halves[1].value();
                 r.stats.range = (r.stats.requests > 0).then_some((r.lo, r.hi));
                 r.stats
             })

@@ -54,9 +54,15 @@ pub(super) enum Event<D> {
     Check(u32),
 }
 
-/// Board posts go after departures at the same instant: a request that leaves exactly when the
-/// board is posted counts as gone.
-pub(super) const POST_CLASS: u8 = 1;
+/// Arrivals go after the other events at the same instant (departures above all): a request that
+/// leaves exactly when another arrives has left when the policy looks. Servers that expire their
+/// departures lazily, when they are next looked at, count a departure at the arrival's instant as
+/// gone, and this makes every kind of server agree with them.
+pub(super) const ARRIVAL_CLASS: u8 = 1;
+
+/// Board posts go after departures and arrivals at the same instant: a request that leaves
+/// exactly when the board is posted counts as gone, one that arrives then as present.
+pub(super) const POST_CLASS: u8 = 2;
 
 /// A request.
 #[derive(Debug, Clone, Copy)]
@@ -71,6 +77,12 @@ pub(super) struct Job {
     /// Its traffic class (`[[classes]]`; 0 without classes). It fits in the padding after
     /// `tag`: a job is 32 bytes either way.
     pub(super) class: u32,
+}
+
+/// Schedules the next arrival at `at` (in [`ARRIVAL_CLASS`]), which is not in the past.
+#[inline]
+pub(super) fn schedule_arrival<D: Copy>(sim: &mut Simulation<Event<D>>, at: f64) {
+    sim.schedule_class(SimTime::new(at), ARRIVAL_CLASS, Event::Arrival).expect("future");
 }
 
 /// Schedules `ev` at `at` (class 0), which is not in the past.

@@ -7,7 +7,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::model::RunLength;
-use crate::stats::{LatencyHistogram, LatencyRecorder, RepStats, SeriesRecorder, StopReason};
+use crate::stats::{
+    FixedSum, LatencyHistogram, LatencyRecorder, RepStats, SeriesRecorder, StopReason,
+};
 
 /// Arrivals simulated by every replication of this process so far, for the progress bar: each
 /// replication adds [`ARRIVALS_CHUNK`] at a time as it goes, and the rest of its planned
@@ -80,6 +82,10 @@ pub(super) struct Recorder {
     mid: u64,
     servers: usize,
     t_first: f64,
+    /// The measured sojourns' sum, and its two halves' (by arrival index): order-independent,
+    /// so servers may record their departures in any order ([`FixedSum`]).
+    sum: FixedSum,
+    halves: [FixedSum; 2],
     /// Smallest and largest measured sojourn so far.
     lo: f64,
     hi: f64,
@@ -99,6 +105,8 @@ impl Recorder {
             mid: len.warmup + len.requests / 2,
             servers,
             t_first: f64::INFINITY,
+            sum: FixedSum::default(),
+            halves: [FixedSum::default(); 2],
             lo: f64::INFINITY,
             hi: f64::NEG_INFINITY,
             counted: 0,
@@ -185,16 +193,16 @@ impl Recorder {
     pub(super) fn departed(&mut self, index: u64, sojourn: f64, qlen: u32, t: f64) {
         self.series.record(index, sojourn);
         if index >= self.len.warmup {
-            let stats = &mut self.stats;
-            stats.requests += 1;
-            stats.sum += sojourn;
+            self.stats.requests += 1;
+            self.sum.add(sojourn);
             self.latencies.record(sojourn);
             self.lo = self.lo.min(sojourn);
             self.hi = self.hi.max(sojourn);
+            let second = index >= self.mid;
+            self.halves[usize::from(second)].add(sojourn);
             let half =
-                if index < self.mid { &mut stats.first_half } else { &mut stats.second_half };
+                if second { &mut self.stats.second_half } else { &mut self.stats.first_half };
             half.0 += 1;
-            half.1 += sojourn;
         }
         if let Some(l) = &mut self.levels {
             l.change(qlen as usize, false, t);
@@ -207,6 +215,9 @@ impl Recorder {
             self.stats.level_area.clone_from(&l.area);
         }
         self.latencies.finish(&mut self.stats.hist);
+        self.stats.sum = self.sum.value();
+        self.stats.first_half.1 = self.halves[0].value();
+        self.stats.second_half.1 = self.halves[1].value();
         self.stats.range = (self.stats.requests > 0).then_some((self.lo, self.hi));
         self.stats.series = self.series.finish();
         let planned = self.len.warmup + self.len.requests;

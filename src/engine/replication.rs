@@ -22,12 +22,12 @@
 
 use std::collections::VecDeque;
 
-use super::event::{Event, Job, POST_CLASS, schedule};
+use super::event::{Event, Job, POST_CLASS, schedule, schedule_arrival};
 use super::feedback::{Monitor, ProbeReply};
 use super::parts::{Off, On, Parts};
 use super::record::Recorder;
 use super::scheduled::{CfsServers, FairServers, FairSlots, PriorityWorkers};
-use super::servers::{FifoWorkers, OneSlot, Servers, SharedServers};
+use super::servers::{CountedSlot, FifoWorkers, OneSlot, Servers, SharedServers};
 use super::{SimTime, Simulation};
 use crate::admission::{Decision, Scope};
 use crate::info::{Board, BoardWithDispatch, InfoModel, Live};
@@ -102,8 +102,18 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
     let parts = opts.clone();
     let clients = policy.clients();
     let on = || On::new(farm, &parts, &workload, clients, len);
+    // Departures need not be events when nothing hears them as they happen: the policy reads
+    // lengths alone, from live information, and no level is tracked.
+    let counted = bare
+        && P::READS_LENGTHS_ONLY
+        && I::LIVE
+        && !(P::NEEDS_SHORTEST || P::FEEDBACK || P::HOLDS || P::TAGGED)
+        && !opts.track_levels;
     let b = Builder { farm, len, opts, policy, info, arrivals, service };
     match farm.discipline {
+        Discipline::Fifo if farm.slots == 1 && fixed_rates && counted => {
+            b.build(CountedSlot::new(&farm.rates), Off, workload, coins).run()
+        }
         Discipline::Fifo if farm.slots == 1 && fixed_rates && bare => {
             b.build(OneSlot::new(&farm.rates), Off, workload, coins).run()
         }
@@ -142,6 +152,13 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
             b.build(servers, parts, workload, coins).run()
         }
     }
+}
+
+/// The table the policy reads: the servers' own when they count their departures, else the
+/// information model's.
+#[inline(always)]
+fn view<'a, V: Servers, I: InfoModel>(servers: &'a V, info: &'a I) -> &'a crate::model::LoadTable {
+    if V::COUNTS_DEPARTURES { servers.counted().expect("counted servers") } else { info.view() }
 }
 
 /// What a replication is made of before its servers and parts are chosen.
@@ -191,7 +208,7 @@ impl<'a, P: Policy, A: Gaps, S: Demands, I: InfoModel> Builder<'a, P, A, S, I> {
         }
         let mut arrivals_over = true;
         if let Some(first) = arrivals.next_gap(&mut workload) {
-            schedule(&mut sim, first, Event::Arrival);
+            schedule_arrival(&mut sim, first);
             arrivals_over = false;
         }
         if let Some(period) = info.post_period() {
@@ -306,6 +323,9 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
                 break;
             }
         }
+        if V::COUNTS_DEPARTURES {
+            self.record_counted_end();
+        }
         self.finish()
     }
 
@@ -352,6 +372,9 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     #[inline(always)]
     fn arrival(&mut self, t: f64) -> bool {
         self.rec.stats.events += 1;
+        if let Some(table) = self.servers.counted_mut() {
+            table.set_now(t);
+        }
         let (n, servers) = (self.n, &self.servers);
         self.rec.arriving(self.arrived, t, || (0..n).map(|s| servers.len(s)).max().unwrap_or(0));
         // With classes, the class comes from its own stream and the demand from its law; the
@@ -398,7 +421,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         }
         self.arrived += 1;
         if let Some(gap) = gap.filter(|_| self.arrived < self.total) {
-            schedule(&mut self.sim, t + gap, Event::Arrival);
+            schedule_arrival(&mut self.sim, t + gap);
         } else {
             self.arrivals_over = true;
             self.rec.arrivals_end(t);
@@ -497,7 +520,12 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             if self.parts.lifecycle().is_some() {
                 self.lc_before_pick();
             }
-            match self.policy.try_pick(client, self.info.view(), now, &mut self.coins) {
+            match self.policy.try_pick(
+                client,
+                view(&self.servers, &self.info),
+                now,
+                &mut self.coins,
+            ) {
                 Ok(s) => {
                     self.held[c].pop_front();
                     if self.dispatch(s, job) {
@@ -604,9 +632,9 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
                 // A policy that never holds requests back picks at once.
                 Some(c) if P::TAGGED => self
                     .policy
-                    .try_pick(c, self.info.view(), now, &mut self.coins)
+                    .try_pick(c, view(&self.servers, &self.info), now, &mut self.coins)
                     .expect("a policy that does not hold requests picks at once"),
-                _ => self.policy.pick(self.info.view(), now, &mut self.coins),
+                _ => self.policy.pick(view(&self.servers, &self.info), now, &mut self.coins),
             };
             return self.dispatch(s, job);
         }
@@ -616,7 +644,12 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             self.held.resize_with(c + 1, VecDeque::new);
         }
         if self.held[c].is_empty() {
-            match self.policy.try_pick(client, self.info.view(), now, &mut self.coins) {
+            match self.policy.try_pick(
+                client,
+                view(&self.servers, &self.info),
+                now,
+                &mut self.coins,
+            ) {
                 Ok(s) => return self.dispatch(s, job),
                 Err(at) => schedule(&mut self.sim, at, Event::Retry { client }),
             }
@@ -646,15 +679,45 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             self.policy.on_departure(s, 0.0, now, job.tag);
             return false;
         }
+        if V::COUNTS_DEPARTURES {
+            self.record_counted(s);
+        }
         self.servers.arrive(s, job, t, &mut self.sim);
         let qlen = self.servers.len(s);
-        self.info.on_dispatch(s);
+        if !V::COUNTS_DEPARTURES {
+            self.info.on_dispatch(s);
+        }
         self.rec.joined(job.index, s, qlen, t);
         self.parts.joined(s, qlen, t, measured, job.class);
         if P::FEEDBACK {
             self.feedback_on_dispatch(s, qlen, job.tag, now);
         }
         self.rec.guard(qlen, self.queue_guard, t)
+    }
+
+    /// Records the departures from `s` up to the present, of servers that count their departures
+    /// ([`Servers::COUNTS_DEPARTURES`]): each as a departure event would have (the level is not
+    /// tracked with such servers).
+    #[inline(always)]
+    fn record_counted(&mut self, s: usize) {
+        let (rec, table) = (&mut self.rec, self.servers.counted_mut().expect("counted servers"));
+        table.take_departed(s, |d| {
+            rec.stats.events += 1;
+            rec.departed(d.index, d.at - d.arrival, 0, d.at);
+        });
+    }
+
+    /// At the end of a replication of servers that count their departures: records those left,
+    /// all of them when the run ended (as the departure events would have been taken), those up
+    /// to the present when a guard stopped it.
+    #[cold]
+    fn record_counted_end(&mut self) {
+        let until = if self.rec.stats.stopped.is_some() { self.sim.now().get() } else { f64::MAX };
+        let (rec, table) = (&mut self.rec, self.servers.counted_mut().expect("counted servers"));
+        table.take_all_departed(until, |d| {
+            rec.stats.events += 1;
+            rec.departed(d.index, d.at - d.arrival, 0, d.at);
+        });
     }
 
     /// The monitor hears of a dispatch to `s`, which now holds `qlen`; the policy sends its

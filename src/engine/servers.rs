@@ -55,6 +55,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use super::Simulation;
 use super::event::{Event, Job, schedule};
+use crate::model::{Departing, LoadTable};
 
 /// The servers of one discipline: who is in service, and when they leave.
 pub(super) trait Servers {
@@ -72,6 +73,23 @@ pub(super) trait Servers {
         t: f64,
         sim: &mut Simulation<Event<Self::Token>>,
     ) -> Option<(usize, Job)>;
+    /// True for servers whose departures are not events ([`CountedSlot`]): they keep the table the
+    /// policy reads ([`Self::counted`]), the loop sets its present at each arrival, records a
+    /// server's past departures before a request joins it, and the rest at the end.
+    const COUNTS_DEPARTURES: bool = false;
+
+    /// The table of [`Self::COUNTS_DEPARTURES`] servers; `None` for the others.
+    #[inline(always)]
+    fn counted(&self) -> Option<&LoadTable> {
+        None
+    }
+
+    /// The same table, to update.
+    #[inline(always)]
+    fn counted_mut(&mut self) -> Option<&mut LoadTable> {
+        None
+    }
+
     /// Server `s` works at `rate` from `t` on.
     fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Event<Self::Token>>);
     /// The request whose `Job::index` is `index` leaves server `s` at `t`, served or not: it
@@ -146,6 +164,71 @@ impl Servers for OneSlot {
 
     fn cancel(&mut self, _: usize, _: u64, _: f64, _: &mut Simulation<Event<u32>>) -> (Job, f64) {
         unreachable!("one-slot servers serve only replications that do not cancel")
+    }
+}
+
+// ===== The article's server, its departures counted when read =====
+
+/// FIFO with one worker and fixed rates, as [`OneSlot`], whose departures are not events: a
+/// request's departure time is known when it joins (`max(arrival, the last departure there) +
+/// work / rate`), so each server keeps the departure times of its requests in the table the
+/// policy reads ([`LoadTable::with_departures`]), and a server's length at `t` is the number of
+/// them after `t`. Chosen only for policies that read lengths alone
+/// ([`Policy::READS_LENGTHS_ONLY`](crate::policy::Policy::READS_LENGTHS_ONLY)) under live
+/// information, with no part that hears departures as they happen; the departures are then
+/// recorded per server, when a request joins it and at the end, instead of in time order,
+/// which changes nothing the replication reports (its sums do not depend on the order). The
+/// event queue holds only the next arrival.
+#[derive(Debug)]
+pub(super) struct CountedSlot {
+    rates: Vec<f64>,
+    table: LoadTable,
+}
+
+impl CountedSlot {
+    pub(super) fn new(rates: &[f64]) -> Self {
+        CountedSlot { rates: rates.to_vec(), table: LoadTable::with_departures(rates.len()) }
+    }
+}
+
+impl Servers for CountedSlot {
+    type Token = u32;
+    const COUNTS_DEPARTURES: bool = true;
+
+    #[inline(always)]
+    fn len(&self, s: usize) -> u32 {
+        self.table.get(s)
+    }
+
+    /// The request starts when the one before it leaves, or at once: the same arithmetic as
+    /// [`OneSlot`]'s, so the same departure times.
+    #[inline(always)]
+    fn arrive(&mut self, s: usize, job: Job, t: f64, _: &mut Simulation<Event<u32>>) {
+        let start = self.table.last_departure(s).map_or(t, |d| d.max(t));
+        let at = start + job.work / self.rates[s];
+        self.table.push_departing(s, Departing { at, arrival: t, index: job.index });
+    }
+
+    fn depart(&mut self, _: u32, _: f64, _: &mut Simulation<Event<u32>>) -> Option<(usize, Job)> {
+        unreachable!("counted servers schedule no departures")
+    }
+
+    #[inline(always)]
+    fn counted(&self) -> Option<&LoadTable> {
+        Some(&self.table)
+    }
+
+    #[inline(always)]
+    fn counted_mut(&mut self) -> Option<&mut LoadTable> {
+        Some(&mut self.table)
+    }
+
+    fn set_rate(&mut self, _s: usize, _rate: f64, _t: f64, _sim: &mut Simulation<Event<u32>>) {
+        unreachable!("counted servers serve only farms whose rates do not change")
+    }
+
+    fn cancel(&mut self, _: usize, _: u64, _: f64, _: &mut Simulation<Event<u32>>) -> (Job, f64) {
+        unreachable!("counted servers serve only replications that do not cancel")
     }
 }
 
@@ -598,13 +681,9 @@ mod tests {
     fn a_rate_change_applies_to_the_request_in_service() {
         // Work 2 from t = 0 at rate 1; at t = 1 the rate halves: 1 left takes 2 more, so it
         // leaves at 3 (the departure scheduled for 2 is stale).
-        for ps in [false, true] {
+        fn halved(mut servers: impl Servers<Token = (u32, u32)>) -> Option<(f64, u64)> {
             let mut sim = Simulation::new();
             let job = Job { arrival: 0.0, work: 2.0, index: 0, tag: 0, class: 0 };
-            let mut fifo = FifoWorkers::new(&[1.0], 1);
-            let mut shared = SharedServers::new(&[1.0], 1);
-            let servers: &mut dyn Servers<Token = (u32, u32)> =
-                if ps { &mut shared } else { &mut fifo };
             servers.arrive(0, job, 0.0, &mut sim);
             sim.schedule(SimTime::new(1.0), Event::Rate(0)).unwrap();
             let mut left = None;
@@ -620,7 +699,9 @@ mod tests {
                     _ => unreachable!(),
                 }
             }
-            assert_eq!(left, Some((3.0, 0)), "ps = {ps}");
+            left
         }
+        assert_eq!(halved(FifoWorkers::new(&[1.0], 1)), Some((3.0, 0)), "fifo");
+        assert_eq!(halved(SharedServers::new(&[1.0], 1)), Some((3.0, 0)), "ps");
     }
 }

@@ -17,6 +17,8 @@ impl Live {
 }
 
 impl InfoModel for Live {
+    const LIVE: bool = true;
+
     #[inline(always)]
     fn view(&self) -> &LoadTable {
         &self.table

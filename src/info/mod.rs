@@ -27,6 +27,10 @@ use crate::model::LoadTable;
 
 /// An information model: owns the table policies read and updates it on the simulation's events.
 pub trait InfoModel {
+    /// True for live information: the table is the true queue lengths at every instant, so a
+    /// table that counts departures itself may stand in for it.
+    const LIVE: bool = false;
+
     /// The view policies read.
     fn view(&self) -> &LoadTable;
 

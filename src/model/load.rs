@@ -10,14 +10,45 @@
 //! When a policy needs the minimum (JSQ), the table also keeps its servers sorted by value in a
 //! bucketed permutation, so that increments, decrements and "a uniformly random server among the
 //! least loaded" are all `O(1)`: no scan of the farm per arrival.
+//!
+//! A table may also hold, per server, the departure times of the requests there
+//! ([`LoadTable::with_departures`]), when each is known as the request joins (a FIFO server with
+//! one worker and a fixed rate). A server's value is then the number of those departures later
+//! than the table's present ([`LoadTable::set_now`]): departures are not simulated as events,
+//! they are counted as past when a policy reads the server, and taken out of the table (to be
+//! recorded) when a request joins it. A policy that only [`get`](LoadTable::get)s values reads
+//! the same numbers from either table.
+
+use std::collections::VecDeque;
 
 use crate::rng::SimRng;
+
+/// A request at a server whose departure time was known when it joined: what recording its
+/// departure needs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Departing {
+    /// When it leaves.
+    pub at: f64,
+    /// When it arrived.
+    pub arrival: f64,
+    /// Its arrival index.
+    pub index: u64,
+}
+
+/// The departures a table counts itself: per server, in departure order, those not yet taken
+/// out; a server's value is the number later than `now`.
+#[derive(Debug, Clone)]
+struct Departures {
+    now: f64,
+    queues: Vec<VecDeque<Departing>>,
+}
 
 /// Per-server load values as the policy sees them (queue lengths, live or posted).
 #[derive(Debug, Clone)]
 pub struct LoadTable {
     vals: Vec<u32>,
     sorted: Option<SortedIndex>,
+    departures: Option<Departures>,
 }
 
 /// Servers sorted by value: `order` is a permutation of the servers in non-decreasing value
@@ -33,7 +64,7 @@ struct SortedIndex {
 impl LoadTable {
     /// `n` servers, all at zero. `sorted` keeps the index that [`Self::shortest`] needs.
     pub fn new(n: usize, sorted: bool) -> Self {
-        let mut table = LoadTable { vals: vec![0; n], sorted: None };
+        let mut table = LoadTable { vals: vec![0; n], sorted: None, departures: None };
         if sorted {
             table.sorted =
                 Some(SortedIndex { order: Vec::new(), pos: Vec::new(), start: Vec::new() });
@@ -52,24 +83,86 @@ impl LoadTable {
     /// Number of servers.
     #[inline]
     pub fn len(&self) -> usize {
-        self.vals.len()
+        self.departures.as_ref().map_or(self.vals.len(), |d| d.queues.len())
     }
 
     /// True for a table without servers.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.vals.is_empty()
+        self.len() == 0
+    }
+
+    /// `n` empty servers whose values are counted from their departure times (see the module's
+    /// documentation), at time 0. Such a table has no sorted index and is only read by
+    /// [`Self::get`].
+    pub fn with_departures(n: usize) -> Self {
+        let departures = Departures { now: 0.0, queues: vec![VecDeque::new(); n] };
+        LoadTable { vals: Vec::new(), sorted: None, departures: Some(departures) }
     }
 
     /// Load of server `i`.
     #[inline]
     pub fn get(&self, i: usize) -> u32 {
-        self.vals[i]
+        match &self.departures {
+            None => self.vals[i],
+            Some(d) => {
+                let q = &d.queues[i];
+                // The departures at or before `now` are at the front, usually none or one.
+                (q.len() - q.iter().take_while(|r| r.at <= d.now).count()) as u32
+            }
+        }
     }
 
-    /// All values, in server order.
+    /// All values, in server order. Not for a table with departures.
     pub fn values(&self) -> &[u32] {
+        debug_assert!(self.departures.is_none(), "a table with departures is read by `get`");
         &self.vals
+    }
+
+    /// The present of a table with departures: its values count the departures after `t`.
+    #[inline]
+    pub fn set_now(&mut self, t: f64) {
+        if let Some(d) = &mut self.departures {
+            debug_assert!(t >= d.now, "the present goes from {} back to {t}", d.now);
+            d.now = t;
+        }
+    }
+
+    /// Takes out server `i`'s departures at or before the present, earliest first, handing each
+    /// to `left`. Panics for a table without departures.
+    #[inline]
+    pub fn take_departed(&mut self, i: usize, mut left: impl FnMut(Departing)) {
+        let d = self.departures.as_mut().expect("a table with departures");
+        let q = &mut d.queues[i];
+        while let Some(&r) = q.front().filter(|r| r.at <= d.now) {
+            q.pop_front();
+            left(r);
+        }
+    }
+
+    /// Takes out every departure left, server by server, each earliest first, handing each to
+    /// `left`: the end of a replication. Those after `until` stay.
+    pub fn take_all_departed(&mut self, until: f64, mut left: impl FnMut(Departing)) {
+        let d = self.departures.as_mut().expect("a table with departures");
+        d.now = d.now.max(until);
+        for i in 0..d.queues.len() {
+            self.take_departed(i, &mut left);
+        }
+    }
+
+    /// The last departure at server `i`, if any is left.
+    #[inline]
+    pub fn last_departure(&self, i: usize) -> Option<f64> {
+        self.departures.as_ref().and_then(|d| d.queues[i].back()).map(|r| r.at)
+    }
+
+    /// A request joins server `i` and leaves as `r` says, after every departure there. Panics
+    /// for a table without departures.
+    #[inline]
+    pub fn push_departing(&mut self, i: usize, r: Departing) {
+        let d = self.departures.as_mut().expect("a table with departures");
+        debug_assert!(d.queues[i].back().is_none_or(|b| b.at <= r.at), "FIFO departures");
+        d.queues[i].push_back(r);
     }
 
     /// Adds one to server `i`. `O(1)`.

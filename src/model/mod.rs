@@ -25,4 +25,4 @@ pub use classes::{Class, Classes, DEFAULT_SLICE, SCHED_PRIO_TO_WEIGHT, nice_weig
 pub use clients::Clients;
 
 pub use farm::{Discipline, Farm, Information, RateChange, RunLength, SimOptions};
-pub use load::LoadTable;
+pub use load::{Departing, LoadTable};

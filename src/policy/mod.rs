@@ -86,6 +86,13 @@ pub trait Policy {
     /// True if the policy calls [`LoadTable::shortest`], which needs the table's sorted index.
     const NEEDS_SHORTEST: bool = false;
 
+    /// True if the policy reads the table only through [`LoadTable::get`] and hears nothing of
+    /// departures (its [`Self::on_departure`] does nothing; no feedback, no tags, no backlog):
+    /// the loop may then count the departures of FIFO one-worker servers when a server is read
+    /// ([`LoadTable::with_departures`]) instead of simulating each as an event. The numbers are
+    /// the same either way.
+    const READS_LENGTHS_ONLY: bool = false;
+
     /// The server for a request arriving at `now`, given the loads the policy is allowed to see.
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize;
 

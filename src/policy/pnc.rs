@@ -39,6 +39,8 @@ impl<const D: usize> PnC<D> {
 }
 
 impl<const D: usize> Policy for PnC<D> {
+    const READS_LENGTHS_ONLY: bool = true;
+
     #[inline(always)]
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         self.0.pick(loads, now, rng)
@@ -61,6 +63,8 @@ impl P2cRepl {
 }
 
 impl Policy for P2cRepl {
+    const READS_LENGTHS_ONLY: bool = true;
+
     #[inline(always)]
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         self.0.pick(loads, now, rng)

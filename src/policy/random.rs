@@ -54,6 +54,8 @@ impl Random {
 }
 
 impl Policy for Random {
+    const READS_LENGTHS_ONLY: bool = true;
+
     #[inline]
     fn pick(&mut self, _: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
         match &self.weights {

@@ -80,6 +80,8 @@ impl RandomTwo {
 }
 
 impl Policy for RandomTwo {
+    const READS_LENGTHS_ONLY: bool = true;
+
     #[inline]
     fn pick(&mut self, loads: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
         if self.weights.len() == 1 {

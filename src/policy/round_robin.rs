@@ -71,6 +71,8 @@ impl RoundRobin {
 }
 
 impl Policy for RoundRobin {
+    const READS_LENGTHS_ONLY: bool = true;
+
     #[inline]
     fn pick(&mut self, _: &LoadTable, now: SimTime, _: &mut SimRng) -> usize {
         if let Some(s) = &mut self.slow

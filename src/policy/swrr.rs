@@ -91,6 +91,8 @@ impl Swrr {
 }
 
 impl Policy for Swrr {
+    const READS_LENGTHS_ONLY: bool = true;
+
     #[inline]
     fn pick(&mut self, _: &LoadTable, _: SimTime, _: &mut SimRng) -> usize {
         let i = self.cycle[self.next];

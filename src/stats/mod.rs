@@ -6,6 +6,7 @@
 //! plus the per-replication values into the numbers lbsim reports.
 
 pub mod compare;
+mod fixed;
 pub mod order;
 mod rep;
 pub mod series;
@@ -14,6 +15,7 @@ mod tally;
 pub mod tape;
 mod windows;
 
+pub use fixed::FixedSum;
 pub use rep::{LatencyHistogram, LatencyRecorder, RepStats, StopReason};
 pub use series::{Series, SeriesRecorder, Truncation};
 pub use student_t::{ci95_half_width, t_quantile_975};

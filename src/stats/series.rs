@@ -4,7 +4,8 @@
 //! The series is every request's sojourn time in arrival order, warm-up included, kept as the means
 //! of consecutive *cells* of `2^shift` arrivals. At most [`CELLS`] cells are held: when the arrivals
 //! outgrow them, neighbouring cells are merged pairwise and the cell size doubles, so memory stays
-//! flat (16 KiB) however long the run.
+//! flat (40 KiB) however long the run. Each cell's sum is a [`FixedSum`], so the series does not
+//! depend on the order in which departures are recorded.
 //!
 //! MSER-5 (White 1997; White, Cobb & Spratt 2000; evaluated as the best of 42 warm-up methods by
 //! Hoad, Robinson & Davies, *J. Oper. Res. Soc.* 61, 2010): group the series into batches of five,
@@ -21,6 +22,8 @@
 //! falling there: the series still moves (a trend, or a run far too short for its transient), and
 //! no truncation point can be read from it.
 
+use super::FixedSum;
+
 /// Cells held at most per replication.
 pub const CELLS: usize = 2048;
 
@@ -30,7 +33,7 @@ pub const BATCH: usize = 5;
 /// Records sojourn times by arrival index into at most [`CELLS`] cells.
 #[derive(Debug, Clone, Default)]
 pub struct SeriesRecorder {
-    sums: Vec<f64>,
+    sums: Vec<FixedSum>,
     counts: Vec<u32>,
     shift: u32,
     /// Arrival index at which the cells are full and must be merged.
@@ -41,7 +44,7 @@ impl SeriesRecorder {
     /// An empty recorder (cells of one arrival).
     pub fn new() -> Self {
         SeriesRecorder {
-            sums: vec![0.0; CELLS],
+            sums: vec![FixedSum::default(); CELLS],
             counts: vec![0; CELLS],
             shift: 0,
             limit: CELLS as u64,
@@ -60,10 +63,12 @@ impl SeriesRecorder {
     #[cold]
     fn coarsen(&mut self) {
         for i in 0..CELLS / 2 {
-            self.sums[i] = self.sums[2 * i] + self.sums[2 * i + 1];
+            let mut sum = self.sums[2 * i];
+            sum.merge(self.sums[2 * i + 1]);
+            self.sums[i] = sum;
             self.counts[i] = self.counts[2 * i] + self.counts[2 * i + 1];
         }
-        self.sums[CELLS / 2..].fill(0.0);
+        self.sums[CELLS / 2..].fill(FixedSum::default());
         self.counts[CELLS / 2..].fill(0);
         self.shift += 1;
         self.limit *= 2;
@@ -73,7 +78,7 @@ impl SeriesRecorder {
     #[inline]
     pub fn record(&mut self, index: u64, sojourn: f64) {
         let cell = (index >> self.shift) as usize;
-        self.sums[cell] += sojourn;
+        self.sums[cell].add(sojourn);
         self.counts[cell] += 1;
     }
 
@@ -81,9 +86,13 @@ impl SeriesRecorder {
     pub fn finish(&self) -> Series {
         let used = self.counts.iter().rposition(|&c| c > 0).map_or(0, |i| i + 1);
         let means = (0..used)
-            .map(
-                |i| if self.counts[i] > 0 { self.sums[i] / f64::from(self.counts[i]) } else { 0.0 },
-            )
+            .map(|i| {
+                if self.counts[i] > 0 {
+                    self.sums[i].value() / f64::from(self.counts[i])
+                } else {
+                    0.0
+                }
+            })
             .collect();
         Series { means, cell: 1 << self.shift }
     }
