@@ -82,9 +82,9 @@ pub(super) struct Recorder {
     mid: u64,
     servers: usize,
     t_first: f64,
-    /// The measured sojourns' sum, and its two halves' (by arrival index): order-independent,
-    /// so servers may record their departures in any order ([`FixedSum`]).
-    sum: FixedSum,
+    /// The measured sojourns' sums over the two halves (by arrival index), whose total is the
+    /// whole sum: order-independent, so servers may record their departures in any order
+    /// ([`FixedSum`]).
     halves: [FixedSum; 2],
     /// Smallest and largest measured sojourn so far.
     lo: f64,
@@ -105,7 +105,6 @@ impl Recorder {
             mid: len.warmup + len.requests / 2,
             servers,
             t_first: f64::INFINITY,
-            sum: FixedSum::default(),
             halves: [FixedSum::default(); 2],
             lo: f64::INFINITY,
             hi: f64::NEG_INFINITY,
@@ -189,12 +188,11 @@ impl Recorder {
     /// Whether it is measured, and in which half, is decided by its index, as everywhere else
     /// (the series, the picks, the queue maxima): by arrival time, a warm-up request that arrived
     /// at the same instant as the first measured one would be counted too.
-    #[inline]
+    #[inline(always)]
     pub(super) fn departed(&mut self, index: u64, sojourn: f64, qlen: u32, t: f64) {
         self.series.record(index, sojourn);
         if index >= self.len.warmup {
             self.stats.requests += 1;
-            self.sum.add(sojourn);
             self.latencies.record(sojourn);
             self.lo = self.lo.min(sojourn);
             self.hi = self.hi.max(sojourn);
@@ -215,7 +213,9 @@ impl Recorder {
             self.stats.level_area.clone_from(&l.area);
         }
         self.latencies.finish(&mut self.stats.hist);
-        self.stats.sum = self.sum.value();
+        let mut sum = self.halves[0];
+        sum.merge(self.halves[1]);
+        self.stats.sum = sum.value();
         self.stats.first_half.1 = self.halves[0].value();
         self.stats.second_half.1 = self.halves[1].value();
         self.stats.range = (self.stats.requests > 0).then_some((self.lo, self.hi));

@@ -108,7 +108,11 @@ impl LoadTable {
             Some(d) => {
                 let q = &d.queues[i];
                 // The departures at or before `now` are at the front, usually none or one.
-                (q.len() - q.iter().take_while(|r| r.at <= d.now).count()) as u32
+                let mut gone = 0;
+                while gone < q.len() && q[gone].at <= d.now {
+                    gone += 1;
+                }
+                (q.len() - gone) as u32
             }
         }
     }
