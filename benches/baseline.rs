@@ -11,8 +11,8 @@
 //! [`lbsim::experiment::run_replication`] for `p2c` (the `workload` stream: first gap, then per
 //! arrival a demand and the next gap; the `policy` stream: two distinct uniform servers), so it
 //! produces the same sojourn times, bit for bit, and records them in the same histogram type. The
-//! only difference in the outputs is the order in which the sojourns are summed (arrival order
-//! here, departure order in the engine), which moves the mean by a few ulps at most.
+//! only difference in the outputs is how the sojourns are summed (floats in arrival order here,
+//! exact fixed-point terms in the engine), which moves the mean by a few ulps at most.
 
 use lbsim::rng::StreamKey;
 use lbsim::stats::LatencyHistogram;

@@ -134,7 +134,7 @@ impl LoadTable {
 
     /// Takes out server `i`'s departures at or before the present, earliest first, handing each
     /// to `left`. Panics for a table without departures.
-    #[inline]
+    #[inline(always)]
     pub fn take_departed(&mut self, i: usize, mut left: impl FnMut(Departing)) {
         let d = self.departures.as_mut().expect("a table with departures");
         let q = &mut d.queues[i];
