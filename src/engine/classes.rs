@@ -7,21 +7,17 @@
 
 use rand::RngExt;
 
+use super::record::Measured;
 use crate::model::{Classes, RunLength};
 use crate::rng::{SimRng, StreamKey};
-use crate::stats::{FixedSum, LatencyRecorder, RepStats};
+use crate::stats::RepStats;
 use crate::workload::Service;
 
 /// What one class measured so far.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct ClassRecord {
     stats: RepStats,
-    latencies: LatencyRecorder,
-    /// The sojourns' sum and its halves', summed as the pooled ones are.
-    sum: FixedSum,
-    halves: [FixedSum; 2],
-    lo: f64,
-    hi: f64,
+    measured: Measured,
 }
 
 /// The classes of a replication: the class stream, the laws, and the per-class records.
@@ -46,11 +42,7 @@ impl ClassState {
         let records = classes
             .classes
             .iter()
-            .map(|_| ClassRecord {
-                lo: f64::INFINITY,
-                hi: f64::NEG_INFINITY,
-                ..ClassRecord::default()
-            })
+            .map(|_| ClassRecord { stats: RepStats::default(), measured: Measured::new() })
             .collect();
         ClassState {
             rng: StreamKey::new(seed, "classes").rng(),
@@ -83,15 +75,7 @@ impl ClassState {
             return;
         }
         let r = &mut self.records[k as usize];
-        r.stats.requests += 1;
-        r.sum.add(sojourn);
-        r.latencies.record(sojourn);
-        r.lo = r.lo.min(sojourn);
-        r.hi = r.hi.max(sojourn);
-        let second = index >= self.mid;
-        r.halves[usize::from(second)].add(sojourn);
-        let half = if second { &mut r.stats.second_half } else { &mut r.stats.first_half };
-        half.0 += 1;
+        r.measured.record(&mut r.stats, sojourn, index >= self.mid);
     }
 
     /// Each class's statistics, in class order.
@@ -99,11 +83,7 @@ impl ClassState {
         self.records
             .into_iter()
             .map(|mut r| {
-                r.latencies.finish(&mut r.stats.hist);
-                r.stats.sum = r.sum.value();
-                r.stats.first_half.1 = r.halves[0].value();
-                r.stats.second_half.1 = r.halves[1].value();
-                r.stats.range = (r.stats.requests > 0).then_some((r.lo, r.hi));
+                r.measured.finish(&mut r.stats);
                 r.stats
             })
             .collect()

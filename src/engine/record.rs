@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::model::RunLength;
+use crate::model::{Departing, RunLength};
 use crate::stats::{
     FixedSum, LatencyHistogram, LatencyRecorder, RepStats, SeriesRecorder, StopReason,
 };
@@ -71,24 +71,63 @@ impl Levels {
     }
 }
 
+/// What the measured sojourns of a replication, or of one of its classes, add up to beyond
+/// their counts: their histogram, their sums over the two halves of the measured window (by
+/// arrival index; the whole sum is their total), and their range. The sums are
+/// order-independent ([`FixedSum`]), so servers may record their departures in any order.
+#[derive(Debug)]
+pub(super) struct Measured {
+    latencies: LatencyRecorder,
+    halves: [FixedSum; 2],
+    lo: f64,
+    hi: f64,
+}
+
+impl Measured {
+    pub(super) fn new() -> Self {
+        Measured {
+            latencies: LatencyHistogram::recorder(),
+            halves: [FixedSum::default(); 2],
+            lo: f64::INFINITY,
+            hi: f64::NEG_INFINITY,
+        }
+    }
+
+    /// A measured request left after `sojourn`; it arrived in the window's `second` half.
+    #[inline(always)]
+    pub(super) fn record(&mut self, stats: &mut RepStats, sojourn: f64, second: bool) {
+        stats.requests += 1;
+        self.latencies.record(sojourn);
+        self.lo = self.lo.min(sojourn);
+        self.hi = self.hi.max(sojourn);
+        self.halves[usize::from(second)].add(sojourn);
+        let half = if second { &mut stats.second_half } else { &mut stats.first_half };
+        half.0 += 1;
+    }
+
+    /// Writes the histogram, the sums and the range into `stats`.
+    pub(super) fn finish(&self, stats: &mut RepStats) {
+        self.latencies.finish(&mut stats.hist);
+        let mut sum = self.halves[0];
+        sum.merge(self.halves[1]);
+        stats.sum = sum.value();
+        stats.first_half.1 = self.halves[0].value();
+        stats.second_half.1 = self.halves[1].value();
+        stats.range = (stats.requests > 0).then_some((self.lo, self.hi));
+    }
+}
+
 /// The measurements of one replication in progress.
 pub(super) struct Recorder {
     /// What is reported at the end.
     pub(super) stats: RepStats,
     series: SeriesRecorder,
-    latencies: LatencyRecorder,
+    measured: Measured,
     levels: Option<Levels>,
     len: RunLength,
     mid: u64,
     servers: usize,
     t_first: f64,
-    /// The measured sojourns' sums over the two halves (by arrival index), whose total is the
-    /// whole sum: order-independent, so servers may record their departures in any order
-    /// ([`FixedSum`]).
-    halves: [FixedSum; 2],
-    /// Smallest and largest measured sojourn so far.
-    lo: f64,
-    hi: f64,
     /// What this replication has added to [`ARRIVALS`].
     counted: u64,
 }
@@ -99,15 +138,12 @@ impl Recorder {
         Recorder {
             stats: RepStats { picks: vec![0; servers], warmup: len.warmup, ..RepStats::default() },
             series: SeriesRecorder::new(),
-            latencies: LatencyHistogram::recorder(),
+            measured: Measured::new(),
             levels: track_levels.then(|| Levels::new(servers)),
             len,
             mid: len.warmup + len.requests / 2,
             servers,
             t_first: f64::INFINITY,
-            halves: [FixedSum::default(); 2],
-            lo: f64::INFINITY,
-            hi: f64::NEG_INFINITY,
             counted: 0,
         }
     }
@@ -192,19 +228,19 @@ impl Recorder {
     pub(super) fn departed(&mut self, index: u64, sojourn: f64, qlen: u32, t: f64) {
         self.series.record(index, sojourn);
         if index >= self.len.warmup {
-            self.stats.requests += 1;
-            self.latencies.record(sojourn);
-            self.lo = self.lo.min(sojourn);
-            self.hi = self.hi.max(sojourn);
-            let second = index >= self.mid;
-            self.halves[usize::from(second)].add(sojourn);
-            let half =
-                if second { &mut self.stats.second_half } else { &mut self.stats.first_half };
-            half.0 += 1;
+            self.measured.record(&mut self.stats, sojourn, index >= self.mid);
         }
         if let Some(l) = &mut self.levels {
             l.change(qlen as usize, false, t);
         }
+    }
+
+    /// A departure that servers counting their departures took out of their table: recorded, and
+    /// counted as an event, as its departure event would have been (no level is tracked then).
+    #[inline(always)]
+    pub(super) fn counted_departure(&mut self, d: Departing) {
+        self.stats.events += 1;
+        self.departed(d.index, d.at - d.arrival, 0, d.at);
     }
 
     /// The replication's statistics.
@@ -212,13 +248,7 @@ impl Recorder {
         if let Some(l) = &self.levels {
             self.stats.level_area.clone_from(&l.area);
         }
-        self.latencies.finish(&mut self.stats.hist);
-        let mut sum = self.halves[0];
-        sum.merge(self.halves[1]);
-        self.stats.sum = sum.value();
-        self.stats.first_half.1 = self.halves[0].value();
-        self.stats.second_half.1 = self.halves[1].value();
-        self.stats.range = (self.stats.requests > 0).then_some((self.lo, self.hi));
+        self.measured.finish(&mut self.stats);
         self.stats.series = self.series.finish();
         let planned = self.len.warmup + self.len.requests;
         ARRIVALS.fetch_add(planned.saturating_sub(self.counted), Ordering::Relaxed);

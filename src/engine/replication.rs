@@ -701,10 +701,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     #[inline(always)]
     fn record_counted(&mut self, s: usize) {
         let (rec, table) = (&mut self.rec, self.servers.counted_mut().expect("counted servers"));
-        table.take_departed(s, |d| {
-            rec.stats.events += 1;
-            rec.departed(d.index, d.at - d.arrival, 0, d.at);
-        });
+        table.take_departed(s, |d| rec.counted_departure(d));
     }
 
     /// At the end of a replication of servers that count their departures: records those left,
@@ -714,10 +711,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     fn record_counted_end(&mut self) {
         let until = if self.rec.stats.stopped.is_some() { self.sim.now().get() } else { f64::MAX };
         let (rec, table) = (&mut self.rec, self.servers.counted_mut().expect("counted servers"));
-        table.take_all_departed(until, |d| {
-            rec.stats.events += 1;
-            rec.departed(d.index, d.at - d.arrival, 0, d.at);
-        });
+        table.take_all_departed(until, |d| rec.counted_departure(d));
     }
 
     /// The monitor hears of a dispatch to `s`, which now holds `qlen`; the policy sends its
