@@ -189,6 +189,10 @@ pub struct RateControl {
     count: u64,
     /// `R0`: the sending rate before the last decrease.
     pub r0: f64,
+    /// [`cubic_k`] of the `R0` in `k_of` (under the one configuration this rate control is
+    /// made and updated with): a cube root per decrease, not per response.
+    k: f64,
+    k_of: f64,
     last_decrease: f64,
     last_increase: f64,
 }
@@ -203,6 +207,8 @@ impl RateControl {
             tick: 0,
             count: 0,
             r0: C3_FIRST_R0,
+            k: cubic_k(C3_FIRST_R0, cfg),
+            k_of: C3_FIRST_R0,
             last_decrease: 0.0,
             last_increase: 0.0,
         }
@@ -237,7 +243,9 @@ impl RateControl {
 
     /// Counts `k` responses at `t` into the receive rate (`ReceiveRate.add`).
     pub fn received(&mut self, k: u64, t: f64, cfg: &C3Config) {
-        let tick = (t / cfg.interval).floor() as i64;
+        let x = t / cfg.interval;
+        // Truncation is the floor of a time that is not negative, without a call to `floor`.
+        let tick = if x >= 0.0 { x as i64 } else { x.floor() as i64 };
         if tick - self.tick < C3_RECEIVE_RESET {
             self.count += k;
             if tick > self.tick {
@@ -259,7 +267,11 @@ impl RateControl {
         if send < receive {
             let since = t - self.last_decrease;
             self.last_increase = t;
-            let k = (self.r0 * cfg.beta / cfg.cubic_c).cbrt();
+            if self.k_of.to_bits() != self.r0.to_bits() {
+                self.k = cubic_k(self.r0, cfg);
+                self.k_of = self.r0;
+            }
+            let k = self.k;
             let cubic = cfg.cubic_c * (since - k).powi(3) + self.r0;
             self.set_rate(if cubic - send > cfg.smax { send + cfg.smax } else { cubic }, cfg);
         } else if send > receive && t - self.last_increase > cfg.interval * cfg.hysteresis {
@@ -268,6 +280,11 @@ impl RateControl {
             self.last_decrease = t;
         }
     }
+}
+
+/// The cubic's `K = cbrt(R0 * beta / C)`: when, after a decrease from `R0`, the rate is back at it.
+fn cubic_k(r0: f64, cfg: &C3Config) -> f64 {
+    (r0 * cfg.beta / cfg.cubic_c).cbrt()
 }
 
 /// C3: replica ranking, with cubic rate control unless `rate_control = false`.
