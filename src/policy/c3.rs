@@ -60,6 +60,7 @@
 //! the replicas it may send to; the scores and rate controls of excluded servers are kept.
 
 use super::ewma::blend;
+use super::min_blocks::MinBlocks;
 use super::tuning::{flag, non_negative, number_where, params, positive};
 use super::{Hosts, Policy, Response, uniform};
 use crate::admission::TokenBucket;
@@ -292,17 +293,28 @@ fn cubic_k(r0: f64, cfg: &C3Config) -> f64 {
 pub struct C3 {
     servers: Vec<C3Server>,
     /// `servers[s].score(clients)`, brought up to date whenever `servers[s]` changes, so a
-    /// ranking reads each score instead of computing it (the same bits).
-    scores: Vec<f64>,
+    /// ranking reads each score instead of computing it (the same bits), with the lowest of
+    /// every block of eight.
+    scores: MinBlocks,
     clients: f64,
     cfg: C3Config,
     rates: Vec<RateControl>,
     /// The server whose bucket the client's backlog waits for.
     waiting: Option<usize>,
     hosts: Hosts,
-    /// Per server, its score if its bucket holds a token, else infinity (scratch for
-    /// [`Self::taker_among_all`], kept to reuse its allocation).
-    keys: Vec<f64>,
+    /// Per server with rate control, its bucket's [`TokenBucket::token_window`], brought up to
+    /// date whenever the bucket changes: whether it holds a token at a time is then one
+    /// comparison for all but the rare time inside the window.
+    windows: Vec<[f64; 2]>,
+    /// Per server with rate control, its score if it is known to hold a token from the last
+    /// ranking on (until its bucket next changes: a bucket left alone only fills), else
+    /// infinity: the servers [`Self::taker_among_all`] ranks.
+    keys: MinBlocks,
+    /// The servers whose key is infinity: without a token at the last ranking, or whose bucket
+    /// changed since (and did not keep a token for good).
+    unsure: Vec<u32>,
+    /// Per server with rate control, whether it is in `unsure`.
+    is_unsure: Vec<bool>,
 }
 
 impl C3 {
@@ -310,15 +322,21 @@ impl C3 {
     pub fn new(n: usize, clients: usize, cfg: C3Config) -> Self {
         assert!(n >= 1);
         let clients = clients as f64;
+        let rate_controls = if cfg.rate_control { n } else { 0 };
+        let first = RateControl::new(&cfg);
+        // Every bucket starts empty: every server unsure.
         C3 {
             servers: vec![C3Server::default(); n],
-            scores: vec![C3Server::default().score(clients); n],
+            scores: MinBlocks::new(n, C3Server::default().score(clients)),
             clients,
             cfg,
-            rates: vec![RateControl::new(&cfg); if cfg.rate_control { n } else { 0 }],
+            rates: vec![first; rate_controls],
+            windows: vec![first.bucket.token_window(); rate_controls],
             waiting: None,
             hosts: Hosts::all(),
-            keys: Vec::with_capacity(n),
+            keys: MinBlocks::new(rate_controls, f64::INFINITY),
+            unsure: (0..rate_controls as u32).collect(),
+            is_unsure: vec![true; rate_controls],
         }
     }
 
@@ -335,7 +353,51 @@ impl C3 {
     /// Brings server `s`'s cached score up to date after its state changed.
     #[inline]
     fn rescore(&mut self, s: usize) {
-        self.scores[s] = self.servers[s].score(self.clients);
+        let score = self.servers[s].score(self.clients);
+        self.scores.set(s, score);
+        if self.cfg.rate_control && !self.is_unsure[s] {
+            self.keys.set(s, score);
+        }
+    }
+
+    /// Brings server `s`'s token window up to date after its bucket changed; unless it holds a
+    /// token for good (a whole token kept: the level never falls below it before the next
+    /// change), it is unsure until the next ranking looks.
+    #[inline]
+    fn rewindow(&mut self, s: usize) {
+        let window = self.rates[s].bucket.token_window();
+        self.windows[s] = window;
+        if window[1] != f64::NEG_INFINITY && !self.is_unsure[s] {
+            self.is_unsure[s] = true;
+            self.unsure.push(s as u32);
+            self.keys.set(s, f64::INFINITY);
+        }
+    }
+
+    /// Before a ranking at `t`: every unsure server whose bucket holds a token at `t` (from
+    /// its window's end on, or asked inside the window) is sure again, with its score as key.
+    /// A bucket left alone only fills, so it holds one at every later ranking until it changes.
+    fn settle(&mut self, t: f64) {
+        let mut i = 0;
+        while i < self.unsure.len() {
+            let s = self.unsure[i] as usize;
+            let [lo, hi] = self.windows[s];
+            if t >= hi || (lo <= t && self.rates[s].tokens_at(t) >= 1.0) {
+                self.unsure.swap_remove(i);
+                self.is_unsure[s] = false;
+                self.keys.set(s, self.scores.get(s));
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Takes a token from `s`'s bucket at `t`, if it has one.
+    #[inline]
+    fn acquire(&mut self, s: usize, t: f64) -> Result<(), f64> {
+        self.rates[s].try_acquire(t, &self.cfg)?;
+        self.rewindow(s);
+        Ok(())
     }
 
     /// One more request outstanding at `s`.
@@ -348,18 +410,18 @@ impl C3 {
     /// The best-ranked allowed server, scanning them from the `start`-th (ties: the first in
     /// that rotation). The rotation is two ranges, `start + 1..n` then `0..start`, not a
     /// remainder per server: the same order without a division per step. With every server
-    /// allowed, [`lowest_from`]: the same server.
+    /// allowed, [`MinBlocks::lowest_from`]: the same server.
     fn best(&self, start: usize) -> usize {
         if self.hosts.is_all() {
-            return lowest_from(&self.scores, start);
+            return self.scores.lowest_from(start);
         }
         let n = self.hosts.count(self.servers.len());
         let mut best = self.hosts.at(start);
-        let mut best_score = self.scores[best];
+        let mut best_score = self.scores.get(best);
         let mut scan = |positions: std::ops::Range<usize>| {
             for i in positions {
                 let s = self.hosts.at(i);
-                let score = self.scores[s];
+                let score = self.scores.get(s);
                 if score < best_score {
                     best = s;
                     best_score = score;
@@ -375,58 +437,20 @@ impl C3 {
 impl C3 {
     /// With every server allowed, the server that takes a request at `t` when the best-ranked
     /// has no token: the best-ranked with a token (ties: the first in the rotation from `start`),
-    /// found as [`lowest_from`] of the scores of the servers with a token. `None` when no server
-    /// has one, and when the lowest such score is zero or infinite: the ranking orders scores by
-    /// [`f64::total_cmp`], in which -0 is below 0 and an infinite score may tie with the servers
-    /// left out, so the caller's scan, which follows that order, decides those.
+    /// found as [`MinBlocks::lowest_from`] of the keys once the unsure servers are settled.
+    /// `None` when no server has one, and when the lowest such score is zero or infinite: the
+    /// ranking orders scores by [`f64::total_cmp`], in which -0 is below 0 and an infinite score
+    /// may tie with the servers left out, so the caller's scan, which follows that order,
+    /// decides those.
     fn taker_among_all(&mut self, t: f64, start: usize) -> Option<usize> {
         if !self.hosts.is_all() {
             return None;
         }
-        self.keys.clear();
-        self.keys.extend(
-            self.rates
-                .iter()
-                .zip(&self.scores)
-                .map(|(rc, &score)| if rc.tokens_at(t) >= 1.0 { score } else { f64::INFINITY }),
-        );
-        let s = lowest_from(&self.keys, start);
-        let low = self.keys[s];
+        self.settle(t);
+        let s = self.keys.lowest_from(start);
+        let low = self.keys.get(s);
         (low.is_finite() && low != 0.0).then_some(s)
     }
-}
-
-/// The position of the lowest of `scores` (none NaN), the first from `start` in the rotation
-/// `start..len` then `0..start` when several are lowest: what a scan keeping the first strictly
-/// lower score finds. In two steps that do not wait on each other's comparisons, as that scan
-/// does (each comparison with the best so far waits for the one before): the lowest value, over
-/// four running minima, then its first position in the rotation, a search whose branch is
-/// nearly always "not yet".
-fn lowest_from(scores: &[f64], start: usize) -> usize {
-    debug_assert!(scores.iter().all(|s| !s.is_nan()), "a NaN score");
-    let mut lanes = [f64::INFINITY; 4];
-    let chunks = scores.chunks_exact(4);
-    for &s in chunks.remainder() {
-        if s < lanes[0] {
-            lanes[0] = s;
-        }
-    }
-    for chunk in chunks {
-        for (lane, &s) in lanes.iter_mut().zip(chunk) {
-            if s < *lane {
-                *lane = s;
-            }
-        }
-    }
-    let low = lanes.into_iter().fold(f64::INFINITY, |a, b| if b < a { b } else { a });
-    // Equal to the lowest (with `==`, as a strict `<` leaves equal scores, 0 and -0 included,
-    // to the first). If every score is infinite, `low` is too and `start` is the first.
-    let first = |range: std::ops::Range<usize>| {
-        scores[range.clone()].iter().position(|&s| s == low).map(|p| range.start + p)
-    };
-    first(start..scores.len())
-        .or_else(|| first(0..start))
-        .expect("the lowest score is one of the scores")
 }
 
 impl Policy for C3 {
@@ -455,12 +479,13 @@ impl Policy for C3 {
             // The wait was for this bucket's next token (the simulator sets it to exactly one,
             // which rounding might miss).
             self.rates[s].bucket.set(1.0, t);
+            self.rewindow(s);
         }
         let n = self.hosts.count(self.servers.len());
         let start = uniform(rng, n);
         // The best-ranked server usually has a token: try it before ranking the rest.
         let best = self.best(start);
-        let soonest = match self.rates[best].try_acquire(t, &self.cfg) {
+        let soonest = match self.acquire(best, t) {
             Ok(()) => {
                 self.sent(best);
                 return Ok(best);
@@ -468,7 +493,7 @@ impl Policy for C3 {
             Err(wait) => wait,
         };
         if let Some(s) = self.taker_among_all(t, start) {
-            self.rates[s].try_acquire(t, &self.cfg).expect("a bucket with a token");
+            self.acquire(s, t).expect("a bucket with a token");
             self.sent(s);
             return Ok(s);
         }
@@ -483,7 +508,7 @@ impl Policy for C3 {
             if s == best {
                 continue;
             }
-            let score = self.scores[s];
+            let score = self.scores.get(s);
             let tokens = self.rates[s].tokens_at(t);
             if tokens >= 1.0 {
                 if taker.is_none_or(|(b, _)| score.total_cmp(&b).is_lt()) {
@@ -501,7 +526,7 @@ impl Policy for C3 {
             }
         }
         if let Some((_, s)) = taker {
-            self.rates[s].try_acquire(t, &self.cfg).expect("a bucket with a token");
+            self.acquire(s, t).expect("a bucket with a token");
             self.sent(s);
             return Ok(s);
         }
@@ -524,6 +549,7 @@ impl Policy for C3 {
             let rc = &mut self.rates[server];
             rc.received(1, t, &self.cfg);
             rc.update(t, &self.cfg);
+            self.rewindow(server);
         }
     }
 }
@@ -627,6 +653,7 @@ mod tests {
         c.on_response(2, &r(3.0), SimTime::ZERO, 0);
         for s in 0..3 {
             c.rates[s] = RateControl::new(&cfg());
+            c.rewindow(s);
         }
         // At t = 0 every bucket is empty: the soonest token is 1 unit away; all three tie, so
         // the first in rank order (server 1) is the one waited for.
@@ -683,7 +710,7 @@ mod tests {
                     c.on_response(s, &response, t, 0);
                 }
                 for s in 0..8 {
-                    assert_eq!(c.scores[s].to_bits(), c.server(s).score(2.0).to_bits());
+                    assert_eq!(c.scores.get(s).to_bits(), c.server(s).score(2.0).to_bits());
                 }
             }
         }
@@ -697,7 +724,13 @@ mod tests {
         }
         let n = c.hosts.count(c.servers.len());
         let start = uniform(rng, n);
-        let best = c.best(start);
+        // The first strictly lower score in the rotation from `start`.
+        let mut best = start;
+        for s in (start + 1..n).chain(0..start) {
+            if c.server(s).score(c.clients) < c.server(best).score(c.clients) {
+                best = s;
+            }
+        }
         let mut soonest = match c.rates[best].try_acquire(t, &c.cfg) {
             Ok(()) => {
                 c.sent(best);
@@ -725,64 +758,60 @@ mod tests {
         Err(t + soonest.0)
     }
 
-    /// [`lowest_from`] finds the server the scan keeping the first strictly lower score finds:
-    /// every start of many random score vectors (1 to 40 servers, so every remainder of four;
-    /// scores from a few values, zeros of both signs and infinities among them, so ties are
-    /// common). Exact.
-    #[test]
-    fn the_lowest_from_a_start_is_the_first_lowest_in_the_rotation() {
-        use rand::RngExt;
-        let values = [0.0, -0.0, 1.5, 2.0, -3.0, f64::INFINITY, f64::NEG_INFINITY];
-        let mut rng = <SimRng as rand::SeedableRng>::seed_from_u64(13);
-        for _ in 0..3000 {
-            let n = rng.random_range(1..=40);
-            let scores: Vec<f64> =
-                (0..n).map(|_| values[rng.random_range(0..values.len())]).collect();
-            for start in 0..n {
-                let mut best = start;
-                for s in (start + 1..n).chain(0..start) {
-                    if scores[s] < scores[best] {
-                        best = s;
-                    }
-                }
-                assert_eq!(lowest_from(&scores, start), best, "{scores:?} from {start}");
-            }
-        }
-    }
-
     /// The one-pass ranking of `try_pick` answers as sorting and trying each server in rank
     /// order does, step by step over a long random history (picks, responses, ties in score
-    /// from servers never heard from, buckets with and without tokens, waits that tie):
-    /// the same server or the same wait, the same state after. Exact, since the results'
-    /// bytes depend on it.
+    /// from servers never heard from, buckets with and without tokens, waits that tie), over
+    /// one block of eight servers and a half and over five: the same server or the same wait,
+    /// the same state after, and every key what it stands for (infinity while unsure, else the
+    /// score of a server whose bucket holds a token). Exact, since the results' bytes depend on
+    /// it.
     #[test]
     fn one_pass_ranking_picks_as_the_sorted_order_does() {
         use rand::RngExt;
         let mut rng = <SimRng as rand::SeedableRng>::seed_from_u64(11);
-        let loads = LoadTable::new(12, false);
-        let mut c = C3::new(12, 3, cfg());
-        let (mut waits, mut picks) = (0, 0);
-        for step in 0..20_000 {
-            let t = f64::from(step) * 0.05;
-            if rng.random::<f64>() < 0.6 {
-                let mut reference = c.clone();
-                let mut coins = rng.clone();
-                let expected = sorted_try_pick(&mut reference, t, &mut coins);
-                let got = c.try_pick(0, &loads, SimTime::new(t), &mut rng);
-                assert_eq!(got, expected, "step {step}");
-                assert_eq!(
-                    (c.waiting, &c.servers, &c.rates),
-                    (reference.waiting, &reference.servers, &reference.rates)
-                );
-                if got.is_ok() { picks += 1 } else { waits += 1 }
-            } else {
-                let s = rng.random_range(0..12);
-                let sojourn = f64::from(rng.random_range(1..4u32));
-                let response = Response { sojourn, service: 1.0, queue: rng.random_range(0..3) };
-                c.on_response(s, &response, SimTime::new(t), 0);
+        for n in [12, 37] {
+            let loads = LoadTable::new(n, false);
+            let mut c = C3::new(n, 3, cfg());
+            let (mut waits, mut picks) = (0, 0);
+            for step in 0..20_000 {
+                // About as many tokens as picks, so both picks and waits are common.
+                let t = f64::from(step) * 0.6 / n as f64;
+                if rng.random::<f64>() < 0.6 {
+                    let mut reference = c.clone();
+                    let mut coins = rng.clone();
+                    let expected = sorted_try_pick(&mut reference, t, &mut coins);
+                    let got = c.try_pick(0, &loads, SimTime::new(t), &mut rng);
+                    assert_eq!(got, expected, "step {step}");
+                    assert_eq!(
+                        (c.waiting, &c.servers, &c.rates),
+                        (reference.waiting, &reference.servers, &reference.rates)
+                    );
+                    if got.is_ok() { picks += 1 } else { waits += 1 }
+                } else {
+                    let s = rng.random_range(0..n);
+                    let sojourn = f64::from(rng.random_range(1..4u32));
+                    let queue = rng.random_range(0..3);
+                    c.on_response(
+                        s,
+                        &Response { sojourn, service: 1.0, queue },
+                        SimTime::new(t),
+                        0,
+                    );
+                }
+                for s in 0..n {
+                    let rc = &c.rates[s];
+                    assert_eq!(c.windows[s], rc.bucket.token_window(), "step {step}");
+                    assert_eq!(c.is_unsure[s], c.unsure.contains(&(s as u32)), "step {step}");
+                    if c.is_unsure[s] {
+                        assert_eq!(c.keys.get(s), f64::INFINITY, "step {step}");
+                    } else {
+                        assert_eq!(c.keys.get(s).to_bits(), c.scores.get(s).to_bits());
+                        assert!(rc.tokens_at(t) >= 1.0, "step {step}: {s} has no token");
+                    }
+                }
             }
+            // Both branches were exercised, many times.
+            assert!(picks > 1000 && waits > 1000, "n {n}: picks {picks}, waits {waits}");
         }
-        // Both branches were exercised, many times.
-        assert!(picks > 1000 && waits > 1000, "picks {picks}, waits {waits}");
     }
 }

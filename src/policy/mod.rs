@@ -37,6 +37,7 @@ mod least_conn;
 mod least_latency;
 mod least_request;
 pub mod load;
+mod min_blocks;
 pub mod p2c;
 mod peak_ewma;
 mod pnc;
