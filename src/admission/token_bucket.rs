@@ -74,34 +74,6 @@ impl TokenBucket {
         self.last = t;
     }
 
-    /// When, left alone, the bucket next holds a token: `[lo, hi]` with `level(t) < 1` at every
-    /// `t < lo` and `level(t) >= 1` at every `t >= hi` (for `t` from the last update on, until
-    /// the next change). `level` is monotone in `t`, so one threshold splits the two; it lies
-    /// within a few units in the last place of `last + (1 - tokens) / rate` (each of `level`'s
-    /// three operations rounds by half a unit, and the test `>= 1` by at most `2^-52 / rate` in
-    /// time), and the window is that time plus or minus a billionth of its magnitude, millions
-    /// of times wider. `[-inf, -inf]` while it holds a token, `[inf, inf]` if it never will, and
-    /// `[-inf, inf]` (ask [`Self::level`]) where the rate is not a positive number. With it a
-    /// scan over many buckets compares one time per bucket and calls `level` only in the window.
-    pub fn token_window(&self) -> [f64; 2] {
-        if !(self.rate > 0.0 && self.rate.is_finite()) {
-            return [f64::NEG_INFINITY, f64::INFINITY];
-        }
-        if self.burst < 1.0 {
-            return [f64::INFINITY; 2];
-        }
-        if self.tokens >= 1.0 {
-            return [f64::NEG_INFINITY; 2];
-        }
-        let wait = (1.0 - self.tokens) / self.rate;
-        let at = self.last + wait;
-        let margin = 1e-9 * (self.last.abs() + wait + 1.0 / self.rate);
-        if !(at.is_finite() && margin.is_finite()) {
-            return [f64::NEG_INFINITY, f64::INFINITY];
-        }
-        [at - margin, at + margin]
-    }
-
     /// The tokens at the last update, and when that was.
     pub fn state(&self) -> (f64, f64) {
         (self.tokens, self.last)
@@ -121,32 +93,6 @@ mod tests {
         assert!(!b.offer(0.25));
         assert!(b.offer(0.5));
         assert!(!b.offer(0.5));
-    }
-
-    #[test]
-    fn the_token_window_brackets_the_first_time_with_a_token() {
-        // A deterministic spread of states (a fixed-seed generator), each checked at the
-        // window's ends: `level` is monotone, so the ends decide every time outside the window.
-        use rand::RngExt;
-        let mut rng = crate::rng::StreamKey::new(7, "token-window-test").rng();
-        for _ in 0..100_000 {
-            let rate = 10f64.powf(rng.random::<f64>() * 10.0 - 6.0);
-            let mut b = TokenBucket::empty(rate, 1.0 + 100.0 * rng.random::<f64>());
-            let last = 1e6 * rng.random::<f64>();
-            b.set(rng.random(), last);
-            let [lo, hi] = b.token_window();
-            assert!(lo.is_finite() && lo < hi, "{b:?}");
-            let before = lo.next_down();
-            assert!(before < last || b.level(before) < 1.0, "{b:?} has a token before {lo}");
-            assert!(b.level(hi) >= 1.0, "{b:?} has no token at {hi}");
-        }
-        let mut b = TokenBucket::new(2.0, 3.0);
-        assert_eq!(b.token_window(), [f64::NEG_INFINITY; 2]);
-        b.set(0.5, 1.0);
-        let [lo, hi] = b.token_window();
-        assert!(lo < 1.25 && 1.25 < hi && hi - lo < 1e-8, "{lo} {hi}");
-        assert_eq!(TokenBucket::empty(2.0, 0.5).token_window(), [f64::INFINITY; 2]);
-        assert_eq!(TokenBucket::empty(0.0, 3.0).token_window(), [f64::NEG_INFINITY, f64::INFINITY]);
     }
 
     #[test]

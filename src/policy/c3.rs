@@ -302,10 +302,6 @@ pub struct C3 {
     /// The server whose bucket the client's backlog waits for.
     waiting: Option<usize>,
     hosts: Hosts,
-    /// Per server with rate control, its bucket's [`TokenBucket::token_window`], brought up to
-    /// date whenever the bucket changes: whether it holds a token at a time is then one
-    /// comparison for all but the rare time inside the window.
-    windows: Vec<[f64; 2]>,
     /// Per server with rate control, its score if it is known to hold a token from the last
     /// ranking on (until its bucket next changes: a bucket left alone only fills), else
     /// infinity: the servers [`Self::taker_among_all`] ranks.
@@ -323,15 +319,13 @@ impl C3 {
         assert!(n >= 1);
         let clients = clients as f64;
         let rate_controls = if cfg.rate_control { n } else { 0 };
-        let first = RateControl::new(&cfg);
         // Every bucket starts empty: every server unsure.
         C3 {
             servers: vec![C3Server::default(); n],
             scores: MinBlocks::new(n, C3Server::default().score(clients)),
             clients,
             cfg,
-            rates: vec![first; rate_controls],
-            windows: vec![first.bucket.token_window(); rate_controls],
+            rates: vec![RateControl::new(&cfg); rate_controls],
             waiting: None,
             hosts: Hosts::all(),
             keys: MinBlocks::new(rate_controls, f64::INFINITY),
@@ -360,29 +354,26 @@ impl C3 {
         }
     }
 
-    /// Brings server `s`'s token window up to date after its bucket changed; unless it holds a
-    /// token for good (a whole token kept: the level never falls below it before the next
-    /// change), it is unsure until the next ranking looks.
+    /// After server `s`'s bucket changed: unless it keeps a whole token (its level then never
+    /// falls below one before the next change: a bucket holds at least one, `max_tokens >= 1`,
+    /// and fills at a positive rate), it is unsure until the next ranking looks.
     #[inline]
-    fn rewindow(&mut self, s: usize) {
-        let window = self.rates[s].bucket.token_window();
-        self.windows[s] = window;
-        if window[1] != f64::NEG_INFINITY && !self.is_unsure[s] {
+    fn rebucketed(&mut self, s: usize) {
+        if self.rates[s].bucket.state().0 < 1.0 && !self.is_unsure[s] {
             self.is_unsure[s] = true;
             self.unsure.push(s as u32);
             self.keys.set(s, f64::INFINITY);
         }
     }
 
-    /// Before a ranking at `t`: every unsure server whose bucket holds a token at `t` (from
-    /// its window's end on, or asked inside the window) is sure again, with its score as key.
-    /// A bucket left alone only fills, so it holds one at every later ranking until it changes.
+    /// Before a ranking at `t`: every unsure server whose bucket holds a token at `t` is sure
+    /// again, with its score as key. A bucket left alone only fills (its level is monotone in
+    /// time), so it holds one at every later ranking until it changes.
     fn settle(&mut self, t: f64) {
         let mut i = 0;
         while i < self.unsure.len() {
             let s = self.unsure[i] as usize;
-            let [lo, hi] = self.windows[s];
-            if t >= hi || (lo <= t && self.rates[s].tokens_at(t) >= 1.0) {
+            if self.rates[s].tokens_at(t) >= 1.0 {
                 self.unsure.swap_remove(i);
                 self.is_unsure[s] = false;
                 self.keys.set(s, self.scores.get(s));
@@ -396,7 +387,7 @@ impl C3 {
     #[inline]
     fn acquire(&mut self, s: usize, t: f64) -> Result<(), f64> {
         self.rates[s].try_acquire(t, &self.cfg)?;
-        self.rewindow(s);
+        self.rebucketed(s);
         Ok(())
     }
 
@@ -479,7 +470,7 @@ impl Policy for C3 {
             // The wait was for this bucket's next token (the simulator sets it to exactly one,
             // which rounding might miss).
             self.rates[s].bucket.set(1.0, t);
-            self.rewindow(s);
+            self.rebucketed(s);
         }
         let n = self.hosts.count(self.servers.len());
         let start = uniform(rng, n);
@@ -549,7 +540,7 @@ impl Policy for C3 {
             let rc = &mut self.rates[server];
             rc.received(1, t, &self.cfg);
             rc.update(t, &self.cfg);
-            self.rewindow(server);
+            self.rebucketed(server);
         }
     }
 }
@@ -653,7 +644,7 @@ mod tests {
         c.on_response(2, &r(3.0), SimTime::ZERO, 0);
         for s in 0..3 {
             c.rates[s] = RateControl::new(&cfg());
-            c.rewindow(s);
+            c.rebucketed(s);
         }
         // At t = 0 every bucket is empty: the soonest token is 1 unit away; all three tie, so
         // the first in rank order (server 1) is the one waited for.
@@ -800,7 +791,6 @@ mod tests {
                 }
                 for s in 0..n {
                     let rc = &c.rates[s];
-                    assert_eq!(c.windows[s], rc.bucket.token_window(), "step {step}");
                     assert_eq!(c.is_unsure[s], c.unsure.contains(&(s as u32)), "step {step}");
                     if c.is_unsure[s] {
                         assert_eq!(c.keys.get(s), f64::INFINITY, "step {step}");

@@ -37,15 +37,18 @@ impl MinBlocks {
         if value <= min {
             self.mins[b] = value;
         } else if old == min {
-            let block = &self.values[b * BLOCK..(b * BLOCK + BLOCK).min(self.values.len())];
+            let block = self.block(b);
             self.mins[b] = match <&[f64; BLOCK]>::try_from(block) {
-                // A whole block pairwise, two values at a time.
-                Ok(&[a, b, c, d, e, f, g, h]) => {
-                    lesser(lesser(lesser(a, b), lesser(c, d)), lesser(lesser(e, f), lesser(g, h)))
-                }
+                Ok(whole) => min_of_eight(whole),
                 Err(_) => min_of(block),
             };
         }
+    }
+
+    /// The values of block `b`.
+    #[inline]
+    fn block(&self, b: usize) -> &[f64] {
+        &self.values[b * BLOCK..(b * BLOCK + BLOCK).min(self.values.len())]
     }
 
     /// The position of the lowest value, the first from `start` in the rotation `start..n`
@@ -72,8 +75,7 @@ impl MinBlocks {
     /// Bit `k` set where the `k`-th value of block `b` equals `low`.
     #[inline]
     fn matches(&self, b: usize, low: f64) -> u32 {
-        let first = b * BLOCK;
-        let block = &self.values[first..(first + BLOCK).min(self.values.len())];
+        let block = self.block(b);
         let mask = |block: &[f64]| {
             let mut mask = 0;
             for (k, &v) in block.iter().enumerate() {
@@ -99,7 +101,7 @@ fn lesser(a: f64, b: f64) -> f64 {
 /// chains of two-wide minima, which keep the unit busy while each waits on its last) folded
 /// pairwise, rather than one chain of comparisons each waiting on the one before.
 #[inline]
-pub fn min_of(values: &[f64]) -> f64 {
+fn min_of(values: &[f64]) -> f64 {
     let mut lanes = [f64::INFINITY; 8];
     let chunks = values.chunks_exact(8);
     // Not copied in (a copy of a few values becomes a call to `memcpy`, whose stores the
@@ -112,7 +114,12 @@ pub fn min_of(values: &[f64]) -> f64 {
             *lane = lesser(*lane, v);
         }
     }
-    let [a, b, c, d, e, f, g, h] = lanes;
+    min_of_eight(&lanes)
+}
+
+/// The lowest of eight values (none NaN), pairwise: two values at a time, three steps deep.
+#[inline]
+fn min_of_eight(&[a, b, c, d, e, f, g, h]: &[f64; 8]) -> f64 {
     lesser(lesser(lesser(a, b), lesser(c, d)), lesser(lesser(e, f), lesser(g, h)))
 }
 
@@ -148,7 +155,7 @@ mod tests {
                 let i = rng.random_range(0..n);
                 blocks.set(i, choices[rng.random_range(0..choices.len())]);
                 for (b, &m) in blocks.mins.iter().enumerate() {
-                    let block = &blocks.values[b * BLOCK..(b * BLOCK + BLOCK).min(n)];
+                    let block = blocks.block(b);
                     assert!(block.contains(&m) && block.iter().all(|&v| v >= m), "{blocks:?}");
                 }
                 for start in 0..n {
