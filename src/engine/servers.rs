@@ -55,7 +55,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use super::Simulation;
 use super::event::{Event, Job, schedule};
-use crate::model::{Departing, LoadTable};
+use crate::model::LoadTable;
 
 /// The servers of one discipline: who is in service, and when they leave.
 pub(super) trait Servers {
@@ -181,13 +181,12 @@ impl Servers for OneSlot {
 /// event queue holds only the next arrival.
 #[derive(Debug)]
 pub(super) struct CountedSlot {
-    rates: Vec<f64>,
     table: LoadTable,
 }
 
 impl CountedSlot {
     pub(super) fn new(rates: &[f64]) -> Self {
-        CountedSlot { rates: rates.to_vec(), table: LoadTable::with_departures(rates.len()) }
+        CountedSlot { table: LoadTable::with_departures(rates) }
     }
 }
 
@@ -204,9 +203,7 @@ impl Servers for CountedSlot {
     /// [`OneSlot`]'s, so the same departure times.
     #[inline(always)]
     fn arrive(&mut self, s: usize, job: Job, t: f64, _: &mut Simulation<Event<u32>>) {
-        let start = self.table.last_departure(s).map_or(t, |d| d.max(t));
-        let at = start + job.work / self.rates[s];
-        self.table.push_departing(s, Departing { at, arrival: t, index: job.index });
+        self.table.join(s, job.work, t, job.index);
     }
 
     fn depart(&mut self, _: u32, _: f64, _: &mut Simulation<Event<u32>>) -> Option<(usize, Job)> {

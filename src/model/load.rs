@@ -13,35 +13,14 @@
 //!
 //! A table may also hold, per server, the departure times of the requests there
 //! ([`LoadTable::with_departures`]), when each is known as the request joins (a FIFO server with
-//! one worker and a fixed rate). A server's value is then the number of those departures later
+//! one worker and a fixed rate; laid out as `super::departures` says). A server's value is then the number of those departures later
 //! than the table's present ([`LoadTable::set_now`]): departures are not simulated as events,
 //! they are counted as past when a policy reads the server, and taken out of the table (to be
 //! recorded) when a request joins it. A policy that only [`get`](LoadTable::get)s values reads
 //! the same numbers from either table.
 
-use std::collections::VecDeque;
-
+use super::departures::{Departing, Departures};
 use crate::rng::SimRng;
-
-/// A request at a server whose departure time was known when it joined: what recording its
-/// departure needs.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Departing {
-    /// When it leaves.
-    pub at: f64,
-    /// When it arrived.
-    pub arrival: f64,
-    /// Its arrival index.
-    pub index: u64,
-}
-
-/// The departures a table counts itself: per server, in departure order, those not yet taken
-/// out; a server's value is the number later than `now`.
-#[derive(Debug, Clone)]
-struct Departures {
-    now: f64,
-    queues: Vec<VecDeque<Departing>>,
-}
 
 /// Per-server load values as the policy sees them (queue lengths, live or posted).
 #[derive(Debug, Clone)]
@@ -83,7 +62,7 @@ impl LoadTable {
     /// Number of servers.
     #[inline]
     pub fn len(&self) -> usize {
-        self.departures.as_ref().map_or(self.vals.len(), |d| d.queues.len())
+        self.departures.as_ref().map_or(self.vals.len(), Departures::len)
     }
 
     /// True for a table without servers.
@@ -92,11 +71,11 @@ impl LoadTable {
         self.len() == 0
     }
 
-    /// `n` empty servers whose values are counted from their departure times (see the module's
-    /// documentation), at time 0. Such a table has no sorted index and is only read by
-    /// [`Self::get`].
-    pub fn with_departures(n: usize) -> Self {
-        let departures = Departures { now: 0.0, queues: vec![VecDeque::new(); n] };
+    /// Empty FIFO servers of these rates whose values are counted from their departure times
+    /// (see the module's documentation), at time 0. Such a table has no sorted index and is only
+    /// read by [`Self::get`].
+    pub fn with_departures(rates: &[f64]) -> Self {
+        let departures = Departures::new(rates);
         LoadTable { vals: Vec::new(), sorted: None, departures: Some(departures) }
     }
 
@@ -105,15 +84,7 @@ impl LoadTable {
     pub fn get(&self, i: usize) -> u32 {
         match &self.departures {
             None => self.vals[i],
-            Some(d) => {
-                let q = &d.queues[i];
-                // The departures at or before `now` are at the front, usually none or one.
-                let mut gone = 0;
-                while gone < q.len() && q[gone].at <= d.now {
-                    gone += 1;
-                }
-                (q.len() - gone) as u32
-            }
+            Some(d) => d.count(i),
         }
     }
 
@@ -127,46 +98,29 @@ impl LoadTable {
     #[inline]
     pub fn set_now(&mut self, t: f64) {
         if let Some(d) = &mut self.departures {
-            debug_assert!(t >= d.now, "the present goes from {} back to {t}", d.now);
-            d.now = t;
+            d.set_now(t);
         }
     }
 
     /// Takes out server `i`'s departures at or before the present, earliest first, handing each
     /// to `left`. Panics for a table without departures.
     #[inline(always)]
-    pub fn take_departed(&mut self, i: usize, mut left: impl FnMut(Departing)) {
-        let d = self.departures.as_mut().expect("a table with departures");
-        let q = &mut d.queues[i];
-        while let Some(&r) = q.front().filter(|r| r.at <= d.now) {
-            q.pop_front();
-            left(r);
-        }
+    pub fn take_departed(&mut self, i: usize, left: impl FnMut(Departing)) {
+        self.departures.as_mut().expect("a table with departures").take_departed(i, left);
     }
 
     /// Takes out every departure left, server by server, each earliest first, handing each to
     /// `left`: the end of a replication. Those after `until` stay.
-    pub fn take_all_departed(&mut self, until: f64, mut left: impl FnMut(Departing)) {
-        let d = self.departures.as_mut().expect("a table with departures");
-        d.now = d.now.max(until);
-        for i in 0..d.queues.len() {
-            self.take_departed(i, &mut left);
-        }
+    pub fn take_all_departed(&mut self, until: f64, left: impl FnMut(Departing)) {
+        self.departures.as_mut().expect("a table with departures").take_all_departed(until, left);
     }
 
-    /// The last departure at server `i`, if any is left.
-    #[inline]
-    pub fn last_departure(&self, i: usize) -> Option<f64> {
-        self.departures.as_ref().and_then(|d| d.queues[i].back()).map(|r| r.at)
-    }
-
-    /// A request joins server `i` and leaves as `r` says, after every departure there. Panics
-    /// for a table without departures.
-    #[inline]
-    pub fn push_departing(&mut self, i: usize, r: Departing) {
-        let d = self.departures.as_mut().expect("a table with departures");
-        debug_assert!(d.queues[i].back().is_none_or(|b| b.at <= r.at), "FIFO departures");
-        d.queues[i].push_back(r);
+    /// The request that arrived `index`-th at `arrival` joins FIFO server `i` with `work`: it
+    /// leaves `work / rate` after the last one there, or after `arrival` if that is later.
+    /// Panics for a table without departures.
+    #[inline(always)]
+    pub fn join(&mut self, i: usize, work: f64, arrival: f64, index: u64) {
+        self.departures.as_mut().expect("a table with departures").join(i, work, arrival, index);
     }
 
     /// Adds one to server `i`. `O(1)`.

@@ -18,11 +18,13 @@
 
 mod classes;
 mod clients;
+mod departures;
 mod farm;
 mod load;
 
 pub use classes::{Class, Classes, DEFAULT_SLICE, SCHED_PRIO_TO_WEIGHT, nice_weight};
 pub use clients::Clients;
 
+pub use departures::Departing;
 pub use farm::{Discipline, Farm, Information, RateChange, RunLength, SimOptions};
-pub use load::{Departing, LoadTable};
+pub use load::LoadTable;
