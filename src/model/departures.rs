@@ -67,6 +67,14 @@ pub(super) struct Departures {
     overflow: Vec<VecDeque<Departing>>,
 }
 
+impl Line {
+    /// The ring position of the `j`-th departure from the front.
+    #[inline(always)]
+    fn slot(&self, j: usize) -> usize {
+        (usize::from(self.head) + j) % INLINE
+    }
+}
+
 /// The ring position after `k`.
 #[inline(always)]
 fn next(k: usize) -> usize {
@@ -133,7 +141,7 @@ impl Departures {
         let last = if line.extra != 0 {
             self.overflow[i].back().map(|r| r.at)
         } else if line.len > 0 {
-            Some(line.at[(usize::from(line.head) + usize::from(line.len) - 1) % INLINE])
+            Some(line.at[line.slot(usize::from(line.len) - 1)])
         } else {
             None
         };
@@ -158,7 +166,7 @@ impl Departures {
     #[inline(always)]
     fn ring_push(&mut self, i: usize, r: Departing) {
         let line = &mut self.lines[i];
-        let k = (usize::from(line.head) + usize::from(line.len)) % INLINE;
+        let k = line.slot(usize::from(line.len));
         line.at[k] = r.at;
         self.rest[i][k] = Rest { arrival: r.arrival, index: r.index };
         line.len += 1;

@@ -715,13 +715,10 @@ mod tests {
         }
         let n = c.hosts.count(c.servers.len());
         let start = uniform(rng, n);
-        // The first strictly lower score in the rotation from `start`.
-        let mut best = start;
-        for s in (start + 1..n).chain(0..start) {
-            if c.server(s).score(c.clients) < c.server(best).score(c.clients) {
-                best = s;
-            }
-        }
+        // The first strictly lower score in the rotation from `start`, from scores computed
+        // afresh (not the cached ones the policy ranks).
+        let scores: Vec<f64> = (0..n).map(|s| c.server(s).score(c.clients)).collect();
+        let best = crate::policy::min_blocks::tests::scan(&scores, start);
         let mut soonest = match c.rates[best].try_acquire(t, &c.cfg) {
             Ok(()) => {
                 c.sent(best);

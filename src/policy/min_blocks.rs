@@ -124,13 +124,13 @@ fn min_of_eight(&[a, b, c, d, e, f, g, h]: &[f64; 8]) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::rng::SimRng;
     use rand::RngExt;
 
     /// The scan it stands for: the first strictly lower value in the rotation from `start`.
-    fn scan(values: &[f64], start: usize) -> usize {
+    pub(crate) fn scan(values: &[f64], start: usize) -> usize {
         let mut best = start;
         for s in (start + 1..values.len()).chain(0..start) {
             if values[s] < values[best] {
