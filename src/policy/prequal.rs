@@ -84,8 +84,16 @@ pub struct Prequal {
     cfg: PrequalConfig,
     pool: Vec<Probe>,
     hosts: Hosts,
+    /// The rank `k` of the threshold for each pool length: `ceil(q_rif * len)`, at least 1.
+    ranks: Vec<usize>,
     /// The pool's RIFs, for [`Self::threshold`] (scratch, kept to reuse its allocation).
     rifs: Vec<u32>,
+}
+
+/// The best probe's index in the pool and how many probes were cold when it was chosen.
+struct Chosen {
+    index: usize,
+    cold: usize,
 }
 
 impl Prequal {
@@ -93,7 +101,11 @@ impl Prequal {
     pub fn new(n: usize, cfg: PrequalConfig) -> Self {
         assert!(n >= 1 && cfg.pool >= 1);
         let pool = Vec::with_capacity(cfg.pool + 1);
-        Prequal { n, cfg, pool, hosts: Hosts::all(), rifs: Vec::with_capacity(cfg.pool + 1) }
+        let ranks = (0..=cfg.pool)
+            .map(|len| ((cfg.q_rif * len as f64).ceil() as usize).clamp(1, len.max(1)))
+            .collect();
+        let rifs = Vec::with_capacity(cfg.pool + 1);
+        Prequal { n, cfg, pool, hosts: Hosts::all(), ranks, rifs }
     }
 
     /// The probes in the pool.
@@ -102,36 +114,64 @@ impl Prequal {
     }
 
     /// The RIF above which a probe is hot: the `q_rif` quantile of the pool's RIFs (the
-    /// smallest RIF with at least a fraction `q_rif` of the pool at or below it).
-    /// The `k`-th smallest is found by counting ranks ([`order::kth_smallest`]), not sorted for:
-    /// the same value.
+    /// smallest RIF with at least a fraction `q_rif` of the pool at or below it). A rank near
+    /// the top (the default's: the 3rd largest of 16) is found in one pass
+    /// ([`order::nth_largest`]), another by counting ranks ([`order::kth_smallest`]); neither
+    /// sorts, and both give the same value.
     fn threshold(&mut self) -> u32 {
+        let len = self.pool.len();
+        let k = self.ranks[len];
+        if len - k < order::TOP {
+            return order::nth_largest(self.pool.iter().map(|p| p.rif), len - k + 1);
+        }
         self.rifs.clear();
         self.rifs.extend(self.pool.iter().map(|p| p.rif));
-        let len = self.rifs.len();
-        let k = ((self.cfg.q_rif * len as f64).ceil() as usize).clamp(1, len);
         order::kth_smallest(&self.rifs, k - 1)
     }
 
     /// [`Self::threshold`] once the probe of RIF `used` has been picked (its RIF raised by one,
-    /// nothing else changed), from `hot`, the threshold before, without selecting again. The
-    /// `k`-th smallest RIF moves only if the raised probe was at the threshold and fewer than
-    /// `k` RIFs are now at or below it; then the raised one, `hot + 1`, is the `k`-th. (Below
-    /// the threshold, a RIF raised to at most `hot` changes no count at or above `hot`, and no
-    /// count below `hot` grows; above it, nothing at or below `hot` changes.)
-    fn threshold_after_use(&self, hot: u32, used: u32) -> u32 {
-        if used != hot {
-            return hot;
+    /// nothing else changed), from `hot`, the threshold before, and `cold`, how many probes were
+    /// at or below it before, without selecting again. The `k`-th smallest RIF moves only if
+    /// the raised probe was at the threshold and fewer than `k` RIFs are now at or below it
+    /// (`cold - 1`: the raised one has left them); then the raised one, `hot + 1`, is the
+    /// `k`-th. (Below the threshold, a RIF raised to at most `hot` changes no count at or above
+    /// `hot`, and no count below `hot` grows; above it, nothing at or below `hot` changes.)
+    fn threshold_after_use(&self, hot: u32, used: u32, cold: usize) -> u32 {
+        if used == hot && cold - 1 < self.ranks[self.pool.len()] { hot + 1 } else { hot }
+    }
+
+    /// The probe the hot-cold rule selects (pool not empty), probes with a RIF above `hot`
+    /// being hot: the lowest latency among the cold, found as a minimum first (a pass without
+    /// branches), then the first probe at it with the fewest RIF and the oldest reply, the
+    /// order of [`Self::best_by_keys`]. That order is taken instead when a latency is NaN (no
+    /// minimum) or no probe is cold (never with a threshold from the pool: it is a RIF there).
+    fn best(&self, hot: u32) -> Chosen {
+        let (mut cold, mut least, mut nan) = (0, f64::INFINITY, false);
+        for p in &self.pool {
+            let is_cold = p.rif <= hot;
+            cold += usize::from(is_cold);
+            nan |= p.latency.is_nan();
+            let latency = if is_cold { p.latency } else { f64::INFINITY };
+            least = if latency < least { latency } else { least };
         }
-        let len = self.pool.len();
-        let k = ((self.cfg.q_rif * len as f64).ceil() as usize).clamp(1, len);
-        let at_or_below = self.pool.iter().filter(|p| p.rif <= hot).count();
-        if at_or_below >= k { hot } else { hot + 1 }
+        if nan || cold == 0 {
+            return Chosen { index: self.best_by_keys(hot), cold };
+        }
+        let mut best = usize::MAX;
+        for (i, p) in self.pool.iter().enumerate() {
+            if (p.rif <= hot) & (p.latency == least)
+                && (best == usize::MAX || (p.rif, p.at) < (self.pool[best].rif, self.pool[best].at))
+            {
+                best = i;
+            }
+        }
+        Chosen { index: best, cold }
     }
 
     /// The index in the pool of the probe the hot-cold rule selects (pool not empty), probes
-    /// with a RIF above `hot` being hot.
-    fn best(&self, hot: u32) -> usize {
+    /// with a RIF above `hot` being hot, by comparing the whole keys in turn (the rule as the
+    /// paper states it; [`Self::best`] finds the same probe faster).
+    fn best_by_keys(&self, hot: u32) -> usize {
         let all_hot = self.pool.iter().all(|p| p.rif > hot);
         let key = |p: &Probe| {
             if all_hot {
@@ -152,9 +192,29 @@ impl Prequal {
         best.expect("a non-empty pool has a candidate")
     }
 
-    /// The index of the worst probe: a hot one (RIF above `hot`) with the most RIF, else the
-    /// slowest cold one.
+    /// The index of the worst probe: the first hot one (RIF above `hot`) with the most RIF, else
+    /// the first cold one with the highest latency, both maxima found without branches; the
+    /// order of [`Self::worst_by_keys`] when a latency is NaN.
     fn worst(&self, hot: u32) -> usize {
+        let (mut most_rif, mut most_latency, mut nan) = (0, f64::NEG_INFINITY, false);
+        for p in &self.pool {
+            most_rif = most_rif.max(if p.rif > hot { p.rif } else { 0 });
+            nan |= p.latency.is_nan();
+            most_latency = if p.latency > most_latency { p.latency } else { most_latency };
+        }
+        let at = if nan {
+            None
+        } else if most_rif > hot {
+            self.pool.iter().position(|p| p.rif == most_rif)
+        } else {
+            self.pool.iter().position(|p| p.latency == most_latency)
+        };
+        at.unwrap_or_else(|| self.worst_by_keys(hot))
+    }
+
+    /// The index of the worst probe by comparing whole keys: a hot one (RIF above `hot`) with
+    /// the most RIF, else the slowest cold one.
+    fn worst_by_keys(&self, hot: u32) -> usize {
         let key = |p: &Probe| (p.rif > hot, if p.rif > hot { f64::from(p.rif) } else { p.latency });
         let mut worst = 0;
         for (i, p) in self.pool.iter().enumerate() {
@@ -173,18 +233,20 @@ impl Policy for Prequal {
     fn pick(&mut self, _loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         let now = now.get();
         let max_age = self.cfg.max_age;
-        self.pool.retain(|p| now - p.at <= max_age);
+        if self.pool.iter().fold(false, |old, p| old | (now - p.at > max_age)) {
+            self.pool.retain(|p| now - p.at <= max_age);
+        }
         if self.pool.is_empty() {
             return self.hosts.uniform(rng, self.n);
         }
         let hot = self.threshold();
-        let i = self.best(hot);
+        let Chosen { index: i, cold } = self.best(hot);
         let server = self.pool[i].server;
         let used = self.pool[i].rif;
         self.pool[i].rif += 1;
         if self.pool.len() > self.cfg.pool / 2 {
             // The threshold again: the probe just used holds one more request.
-            let hot = self.threshold_after_use(hot, used);
+            let hot = self.threshold_after_use(hot, used, cold);
             let w = self.worst(hot);
             self.pool.swap_remove(w);
         }
@@ -218,18 +280,31 @@ impl Policy for Prequal {
             return;
         }
         let probe = Probe { server, rif: reply.rif, latency: reply.latency, at: now.get() };
-        if let Some(p) = self.pool.iter_mut().find(|p| p.server == server) {
-            *p = probe;
+        // One pass for both the server's probe (at most one) and the oldest (the first of the
+        // earliest, as `min_by` with `total_cmp` finds it, on the order's integer keys).
+        let (mut found, mut oldest, mut earliest) = (None, 0, i64::MAX);
+        for (i, p) in self.pool.iter().enumerate() {
+            let key = total_order_key(p.at);
+            found = if p.server == server { Some(i) } else { found };
+            (oldest, earliest) = if key < earliest { (i, key) } else { (oldest, earliest) };
+        }
+        if let Some(i) = found {
+            self.pool[i] = probe;
             return;
         }
         if self.pool.len() >= self.cfg.pool {
-            let oldest = (0..self.pool.len())
-                .min_by(|&a, &b| self.pool[a].at.total_cmp(&self.pool[b].at))
-                .expect("a full pool");
             self.pool.swap_remove(oldest);
         }
         self.pool.push(probe);
     }
+}
+
+/// `x`'s rank in [`f64::total_cmp`]'s order as an integer: the bits, with the magnitude bits of
+/// a negative value flipped (as `total_cmp` compares them).
+#[inline]
+fn total_order_key(x: f64) -> i64 {
+    let bits = x.to_bits() as i64;
+    bits ^ (((bits >> 63) as u64) >> 1) as i64
 }
 
 #[cfg(test)]
@@ -321,13 +396,78 @@ mod tests {
             for i in 0..len {
                 let mut p = pool.clone();
                 let hot = p.threshold();
+                let cold = p.pool.iter().filter(|q| q.rif <= hot).count();
                 let used = p.pool[i].rif;
                 p.pool[i].rif += 1;
-                let derived = p.threshold_after_use(hot, used);
+                let derived = p.threshold_after_use(hot, used, cold);
                 assert_eq!(derived, p.threshold(), "pool {probes:?}, q_rif {q_rif}, raised {i}");
                 if derived == hot { kept += 1 } else { moved += 1 }
             }
         }
         assert!(kept > 1000 && moved > 1000, "kept {kept}, moved {moved}");
+    }
+
+    /// The fast selections find the probes that comparing whole keys finds, on many random
+    /// pools built to tie: RIFs of 0 to 4, latencies from three values (one pool in ten with a
+    /// NaN among them, one in ten with infinities), reply times from three; every threshold
+    /// from 0 to 5 (5: every probe cold; none is all hot, as a threshold from the pool never
+    /// is, but [`Prequal::best`] falls back to the keys then). Exact.
+    #[test]
+    fn the_fast_selections_are_the_key_orders() {
+        use rand::RngExt;
+        let mut rng = SimRng::seed_from_u64(11);
+        for round in 0..20_000 {
+            let len = rng.random_range(1..=16);
+            let cfg = PrequalConfig { pool: 16, ..PrequalConfig::default() };
+            let mut p = Prequal::new(100, cfg);
+            let odd = [f64::NAN, f64::INFINITY][round % 2];
+            for s in 0..len {
+                let latency = match rng.random_range(0..30) {
+                    0 if round % 10 < 2 => odd,
+                    l => [0.5, 1.0, 2.0][l % 3],
+                };
+                let reply = ProbeReply { rif: rng.random_range(0..5), latency };
+                p.on_probe(s, reply, SimTime::new(f64::from(rng.random_range(0..3_u8))), 0);
+            }
+            for hot in 0..=5 {
+                let cold = p.pool.iter().filter(|q| q.rif <= hot).count();
+                let chosen = p.best(hot);
+                assert_eq!(chosen.index, p.best_by_keys(hot), "{:?} hot {hot}", p.pool);
+                assert_eq!(chosen.cold, cold);
+                assert_eq!(p.worst(hot), p.worst_by_keys(hot), "{:?} hot {hot}", p.pool);
+            }
+        }
+    }
+
+    /// The oldest probe a full pool evicts is the first of the earliest, as `min_by` with
+    /// `total_cmp` finds it, and a replaced probe keeps its place: the pool after random replies
+    /// (few servers and reply times, so replacements and ties are common) is the one the
+    /// straightforward search builds.
+    #[test]
+    fn replies_replace_and_evict_as_the_plain_search_does() {
+        use rand::RngExt;
+        let mut rng = SimRng::seed_from_u64(12);
+        let cfg = PrequalConfig { pool: 6, ..PrequalConfig::default() };
+        let mut p = Prequal::new(12, cfg);
+        let mut plain: Vec<Probe> = Vec::new();
+        for _ in 0..50_000 {
+            let server = rng.random_range(0..12);
+            let at = f64::from(rng.random_range(0..4_u8));
+            let reply = ProbeReply { rif: rng.random_range(0..9), latency: 1.0 };
+            p.on_probe(server, reply, SimTime::new(at), 0);
+            let probe = Probe { server, rif: reply.rif, latency: 1.0, at };
+            if let Some(q) = plain.iter_mut().find(|q| q.server == server) {
+                *q = probe;
+            } else {
+                if plain.len() >= 6 {
+                    let oldest = (0..plain.len())
+                        .min_by(|&a, &b| plain[a].at.total_cmp(&plain[b].at))
+                        .expect("a full pool");
+                    plain.swap_remove(oldest);
+                }
+                plain.push(probe);
+            }
+            assert_eq!(p.pool(), &plain[..]);
+        }
     }
 }
