@@ -55,21 +55,26 @@ pub(super) struct Monitor {
     recent: Vec<Recent>,
 }
 
+/// Completions a server's order catches up with one at a time; after more it is sorted again.
+const CATCH_UP: usize = 4;
+
 /// A server's last [`RECENT`] service times (a ring) and how many were recorded, and the same
 /// values in order as of the last probe, from which the median is read.
 ///
 /// The order is brought up to date when a probe asks, not at each completion (policies that do
-/// not probe never pay for it): after one completion by taking out the value it overwrote and
-/// putting in the new one (a shift of at most [`RECENT`] values), after several by sorting the
-/// ring. Probes between two completions read the same order. The median is the value a
-/// selection in the ring finds: the order is [`f64::total_cmp`]'s, in which equal means the
-/// same bits.
+/// not probe never pay for it): after up to [`CATCH_UP`] completions one completion at a time,
+/// by taking out the value it overwrote and putting in the new one (a shift of at most
+/// [`RECENT`] values each), after more by sorting the ring. Probes between two completions read
+/// the same order. The median is the value a selection in the ring finds: the order is
+/// [`f64::total_cmp`]'s, in which equal means the same bits, so every way of keeping it gives
+/// the same values.
 #[derive(Debug, Clone, Copy)]
 struct Recent {
     ring: [f64; RECENT],
     count: usize,
-    /// The value the last completion overwrote in the ring (once it was full).
-    evicted: f64,
+    /// The values the last [`CATCH_UP`] completions overwrote in the ring (once it was full):
+    /// completion `c` (from 1) overwrote `evicted[(c - 1) % CATCH_UP]`.
+    evicted: [f64; CATCH_UP],
     /// The first `min(ordered, RECENT)` values are the ring's after `ordered` completions, in
     /// order.
     sorted: [f64; RECENT],
@@ -77,14 +82,19 @@ struct Recent {
 }
 
 impl Recent {
-    const EMPTY: Recent =
-        Recent { ring: [0.0; RECENT], count: 0, evicted: 0.0, sorted: [0.0; RECENT], ordered: 0 };
+    const EMPTY: Recent = Recent {
+        ring: [0.0; RECENT],
+        count: 0,
+        evicted: [0.0; CATCH_UP],
+        sorted: [0.0; RECENT],
+        ordered: 0,
+    };
 
     /// Records a completion's service time.
     #[inline]
     fn record(&mut self, service: f64) {
         let slot = &mut self.ring[self.count % RECENT];
-        self.evicted = *slot;
+        self.evicted[self.count % CATCH_UP] = *slot;
         *slot = service;
         self.count += 1;
     }
@@ -96,26 +106,36 @@ impl Recent {
         if m == 0 {
             return 1.0;
         }
-        if self.count == self.ordered + 1 {
-            let new = self.ring[(self.count - 1) % RECENT];
-            let mut len = self.ordered.min(RECENT);
-            if self.count > RECENT {
-                let gone = self.sorted[..len]
-                    .iter()
-                    .position(|x| x.to_bits() == self.evicted.to_bits())
-                    .expect("the value overwritten was in order");
-                self.sorted.copy_within(gone + 1..len, gone);
-                len -= 1;
+        if self.count - self.ordered <= CATCH_UP {
+            for c in self.ordered + 1..=self.count {
+                self.catch_up(c);
             }
-            let at = self.sorted[..len].partition_point(|x| x.total_cmp(&new).is_lt());
-            self.sorted.copy_within(at..len, at + 1);
-            self.sorted[at] = new;
-        } else if self.count != self.ordered {
-            self.sorted[..m].copy_from_slice(&self.ring[..m]);
+        } else {
+            self.sorted = self.ring;
             self.sorted[..m].sort_unstable_by(f64::total_cmp);
         }
         self.ordered = self.count;
         self.sorted[(m - 1) / 2]
+    }
+
+    /// Brings the order from completion `c - 1` to completion `c` (no later completion has
+    /// overwritten what `c` wrote or took out: at most [`CATCH_UP`] are behind).
+    #[inline]
+    fn catch_up(&mut self, c: usize) {
+        let new = self.ring[(c - 1) % RECENT];
+        let mut len = (c - 1).min(RECENT);
+        if c > RECENT {
+            let evicted = self.evicted[(c - 1) % CATCH_UP];
+            let gone = self.sorted[..len]
+                .iter()
+                .position(|x| x.to_bits() == evicted.to_bits())
+                .expect("the value overwritten was in order");
+            self.sorted.copy_within(gone + 1..len, gone);
+            len -= 1;
+        }
+        let at = self.sorted[..len].partition_point(|x| x.total_cmp(&new).is_lt());
+        self.sorted.copy_within(at..len, at + 1);
+        self.sorted[at] = new;
     }
 }
 
@@ -671,16 +691,16 @@ mod tests {
     /// The median a probe reads, from the order kept across completions, is the one selected
     /// afresh from the ring, to the bit, over a random history of completions and probes on a
     /// few servers: several probes between two completions (the order kept), one completion
-    /// (a value out, one in), several (sorted again), rings not yet full and full, and repeated
-    /// values (drawn from a few, zeros of both signs among them, so the value taken out has
-    /// twins). Exact: probes feed Prequal's choices, and results/ depends on their bits.
+    /// (a value out, one in), up to [`CATCH_UP`] (one at a time), more (sorted again), rings
+    /// not yet full and full, and repeated values (drawn from a few, zeros of both signs among
+    /// them, so the value taken out has twins). Exact: probes feed Prequal's choices, and results/ depends on their bits.
     #[test]
     fn the_median_kept_in_order_is_the_one_selected_afresh() {
         use rand::RngExt;
         let mut rng = <crate::rng::SimRng as rand::SeedableRng>::seed_from_u64(5);
         let mut m = Monitor::new(&[1.0, 0.5, 2.0], 1);
         let few = [0.0, -0.0, 1.0, 2.5, 3.0];
-        let (mut kept, mut one, mut several) = (0, 0, 0);
+        let (mut kept, mut one, mut few_more, mut several) = (0, 0, 0, 0);
         for step in 0..40_000_u32 {
             let s = rng.random_range(0..3);
             if rng.random::<f64>() < 0.4 {
@@ -691,6 +711,7 @@ mod tests {
                 match r.count - r.ordered {
                     0 => kept += 1,
                     1 => one += 1,
+                    2..=CATCH_UP => few_more += 1,
                     _ => several += 1,
                 }
                 let fresh = selected_median(&r.ring, r.count);
@@ -698,7 +719,10 @@ mod tests {
             }
         }
         // Each way of bringing the order up to date was taken many times.
-        assert!(kept > 3000 && one > 3000 && several > 1000, "{kept} {one} {several}");
+        assert!(
+            kept > 3000 && one > 3000 && few_more > 2000 && several > 100,
+            "{kept} {one} {few_more} {several}"
+        );
     }
 
     #[test]
