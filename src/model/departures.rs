@@ -182,7 +182,8 @@ impl Departures {
         loop {
             let line = &mut self.lines[i];
             let k = usize::from(line.head);
-            if line.len == 0 || line.at[k] > self.now {
+            // An empty ring's front slot is free (`+inf`), later than any present.
+            if line.at[k] > self.now {
                 return;
             }
             let Rest { arrival, index } = self.rest[i][k];
