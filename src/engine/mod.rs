@@ -22,7 +22,11 @@
 //!   next arrival, nearly always the earliest pending event, lives there and skips the heap;
 //! - [`EventQueue::pop`] leaves a hole at the root that the next [`EventQueue::push`] fills with a
 //!   single sift-down, so the common pop-then-push costs one `log n` pass instead of two;
-//! - the sift-down is bottom-up and branch-free in its choice of child.
+//! - the sift-down is bottom-up and branch-free in its choice of child;
+//! - from 32,768 pending events (a farm of tens of thousands of busy servers whose departures are
+//!   events) the events go into time buckets sorted only when reached, and the heap keeps only
+//!   those pushed into the bucket being taken: a push or pop then touches one bucket instead of a
+//!   path through a heap larger than the cache. The order of the pops is the same.
 
 mod classes;
 mod event;

@@ -1,6 +1,15 @@
-//! A 4-ary min-heap of events keyed by `(time, class, insertion sequence)`.
+//! A 4-ary min-heap of events keyed by `(time, class, insertion sequence)`, which turns into
+//! time buckets ([`calendar`]) while it holds many.
+
+mod calendar;
+
+use calendar::Calendar;
 
 use super::SimTime;
+
+/// Pending events at which the heap turns into a calendar: about where its levels stop fitting
+/// in a core's cache (32,768 entries of 24 bytes are 768 KiB).
+const CALENDAR_AT: usize = 1 << 15;
 
 /// Bits of the tie-breaker given to the insertion counter; the class sits above them.
 const SEQ_BITS: u32 = 56;
@@ -46,6 +55,12 @@ impl<E> Entry<E> {
 ///   the hole by moving the last entry into it.
 ///
 /// Every operation is `O(log n)`.
+///
+/// **Many pending events.** From [`CALENDAR_AT`] pending events the queue keeps them in time
+/// buckets instead ([`calendar`]), and the heap holds only those pushed into the bucket being
+/// taken (or before it); it turns back into one heap below a quarter of that. Each push and pop is
+/// then `O(1)` on average and touches one bucket, where the heap's walk from root to leaf misses
+/// the cache at each of its lower levels. The order of the pops is the same.
 #[derive(Debug, Clone)]
 pub struct EventQueue<E> {
     heap: Vec<Entry<E>>,
@@ -54,6 +69,10 @@ pub struct EventQueue<E> {
     /// One pending entry kept outside the heap.
     slot: Option<Entry<E>>,
     seq: u64,
+    /// The events in time buckets, while there are many.
+    calendar: Option<Calendar<E>>,
+    /// Pending events at which the heap turns into a calendar.
+    calendar_at: usize,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -70,13 +89,22 @@ impl<E: Copy> EventQueue<E> {
 
     /// An empty queue with room for `cap` events.
     pub fn with_capacity(cap: usize) -> Self {
-        EventQueue { heap: Vec::with_capacity(cap), hole: false, slot: None, seq: 0 }
+        Self::with_calendar_at(cap, CALENDAR_AT)
+    }
+
+    /// An empty queue with room for `cap` events that turns into a calendar at `calendar_at`
+    /// pending events (at least 4).
+    fn with_calendar_at(cap: usize, calendar_at: usize) -> Self {
+        let calendar_at = calendar_at.max(4);
+        let (heap, hole, slot, seq, calendar) = (Vec::with_capacity(cap), false, None, 0, None);
+        EventQueue { heap, hole, slot, seq, calendar, calendar_at }
     }
 
     /// Number of pending events. `O(1)`.
     #[inline]
     pub fn len(&self) -> usize {
-        self.heap.len() - usize::from(self.hole) + usize::from(self.slot.is_some())
+        let cal = self.calendar.as_ref().map_or(0, Calendar::len);
+        self.heap.len() - usize::from(self.hole) + usize::from(self.slot.is_some()) + cal
     }
 
     /// True when no event is pending. `O(1)`.
@@ -102,13 +130,25 @@ impl<E: Copy> EventQueue<E> {
             }
             Some(_) => entry,
         };
+        if let Some(cal) = &mut self.calendar {
+            if let Some(early) = cal.insert(entry) {
+                self.heap_push(early);
+            }
+            return;
+        }
         self.heap_push(entry);
+        if self.heap.len() >= self.calendar_at {
+            self.turn_into_calendar();
+        }
     }
 
     /// Removes and returns the earliest event with its time. `O(log n)`.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         self.repair();
+        if self.calendar.is_some() {
+            return self.pop_calendar();
+        }
         let top = match (self.slot, self.heap.first()) {
             (Some(held), Some(root)) if root.before(&held) => {
                 let root = *root;
@@ -131,6 +171,10 @@ impl<E: Copy> EventQueue<E> {
     /// The earliest event's time and value, without removing it. `O(log n)` after a `pop`, else `O(1)`.
     pub fn peek(&mut self) -> Option<(SimTime, E)> {
         self.repair();
+        if let Some(cal) = &mut self.calendar {
+            let (_, top) = earliest(self.slot, self.heap.first().copied(), cal.front())?;
+            return Some((SimTime::from_key(top.time), top.ev));
+        }
         let top = match (self.slot, self.heap.first()) {
             (Some(held), Some(root)) if root.before(&held) => *root,
             (Some(held), _) => held,
@@ -144,6 +188,48 @@ impl<E: Copy> EventQueue<E> {
         self.heap.clear();
         self.hole = false;
         self.slot = None;
+        self.calendar = None;
+    }
+
+    /// [`Self::pop`] while the events are in a calendar: the earliest of the slot, the heap (the
+    /// calendar's early events) and the calendar's front. Below a quarter of
+    /// [`Self::calendar_at`] pending events the queue turns back into one heap.
+    #[inline]
+    fn pop_calendar(&mut self) -> Option<(SimTime, E)> {
+        let cal = self.calendar.as_mut().expect("a calendar");
+        let (from, top) = earliest(self.slot, self.heap.first().copied(), cal.front())?;
+        match from {
+            Source::Slot => self.slot = None,
+            Source::Heap => self.hole = true,
+            Source::Calendar => {
+                cal.pop_front();
+                if cal.len() < self.calendar_at / 4 {
+                    self.turn_into_heap();
+                }
+            }
+        }
+        Some((SimTime::from_key(top.time), top.ev))
+    }
+
+    /// The heap's events go into a calendar (the heap is left empty, for the calendar's early
+    /// events).
+    #[cold]
+    #[inline(never)]
+    fn turn_into_calendar(&mut self) {
+        let entries = std::mem::take(&mut self.heap);
+        self.heap = Vec::with_capacity(64);
+        self.calendar = Some(Calendar::new(entries));
+    }
+
+    /// The calendar's events and the heap's become one heap again: sorted, which is a heap.
+    #[cold]
+    #[inline(never)]
+    fn turn_into_heap(&mut self) {
+        self.repair();
+        let mut all = self.calendar.take().expect("a calendar").drain();
+        all.append(&mut self.heap);
+        all.sort_unstable_by_key(Entry::key);
+        self.heap = all;
     }
 
     /// Adds `entry` to the heap: into the hole if there is one, else at the bottom.
@@ -222,6 +308,31 @@ impl<E: Copy> EventQueue<E> {
     }
 }
 
+/// Where the earliest pending event is while the events are in a calendar.
+enum Source {
+    Slot,
+    Heap,
+    Calendar,
+}
+
+/// The earliest of the slot's entry, the heap's root and the calendar's front, and where it is.
+#[inline(always)]
+fn earliest<E: Copy>(
+    slot: Option<Entry<E>>,
+    root: Option<Entry<E>>,
+    front: Option<Entry<E>>,
+) -> Option<(Source, Entry<E>)> {
+    let mut best = slot.map(|e| (Source::Slot, e));
+    for (from, e) in [(Source::Heap, root), (Source::Calendar, front)] {
+        if let Some(e) = e
+            && best.as_ref().is_none_or(|(_, b)| e.before(b))
+        {
+            best = Some((from, e));
+        }
+    }
+    best
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,6 +376,61 @@ mod tests {
         q.push(t(0.9), 1, "early post");
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
         assert_eq!(order, ["early post", "departure", "post"]);
+    }
+
+    /// A queue that turns into a calendar at 16 pending events against one that stays a heap
+    /// (checked against a sorted reference below). Each of 20 rounds grows to hundreds of
+    /// pending events through random pushes and pops, then drains to none, so that the queue
+    /// turns both ways every round. Times mix exponential delays, coarse ones (ties), zero delays
+    /// (into the bucket being taken), far ones (beyond any window) and, now and then, times
+    /// before the present (which the queue allows). Every pop and peek agrees, and so does the
+    /// count.
+    #[test]
+    fn a_calendar_pops_exactly_as_the_heap_does() {
+        fn pop_both(cal: &mut EventQueue<u32>, heap: &mut EventQueue<u32>) -> f64 {
+            let want = heap.pop().map(|(t, e)| (t.key(), e));
+            assert_eq!(cal.peek().map(|(t, e)| (t.key(), e)), want);
+            assert_eq!(cal.pop().map(|(t, e)| (t.key(), e)), want);
+            want.map_or(0.0, |(k, _)| SimTime::from_key(k).get())
+        }
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(11);
+        let mut cal = EventQueue::with_calendar_at(0, 16);
+        let mut heap = EventQueue::with_calendar_at(0, usize::MAX);
+        let (mut now, mut id, mut turned) = (0.0f64, 0u32, [0u32; 2]);
+        for _ in 0..20 {
+            let mut was = cal.calendar.is_some();
+            for _ in 0..3_000 {
+                if rng.random_bool(0.6) || heap.is_empty() {
+                    let at = match rng.random_range(0..10u32) {
+                        0..=4 => now - rng.random::<f64>().ln(),
+                        5 | 6 => now.floor() + f64::from(rng.random_range(0..4u32)),
+                        7 => now,
+                        8 => now + 1e3 * rng.random::<f64>(),
+                        _ => now * rng.random::<f64>(),
+                    };
+                    let class = rng.random_range(0..3u8);
+                    cal.push(t(at), class, id);
+                    heap.push(t(at), class, id);
+                    id += 1;
+                } else {
+                    now = now.max(pop_both(&mut cal, &mut heap));
+                }
+                assert_eq!(cal.len(), heap.len());
+                turned[usize::from(was)] += u32::from(was != cal.calendar.is_some());
+                was = cal.calendar.is_some();
+            }
+            while !heap.is_empty() {
+                now = now.max(pop_both(&mut cal, &mut heap));
+                assert_eq!(cal.len(), heap.len());
+                turned[usize::from(was)] += u32::from(was != cal.calendar.is_some());
+                was = cal.calendar.is_some();
+            }
+            assert_eq!(cal.pop(), None);
+        }
+        assert!(
+            turned[0] >= 20 && turned[1] >= 20,
+            "turned into and out of a calendar: {turned:?}"
+        );
     }
 
     #[test]
