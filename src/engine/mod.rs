@@ -126,7 +126,7 @@ impl<E: Copy> Simulation<E> {
     }
 
     /// Takes the earliest event, advancing the clock to its time; `None` when nothing is pending.
-    #[inline]
+    #[inline(always)]
     pub fn next_event(&mut self) -> Option<E> {
         let (t, ev) = self.queue.pop()?;
         debug_assert!(t >= self.now);

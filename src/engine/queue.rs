@@ -73,6 +73,9 @@ pub struct EventQueue<E> {
     calendar: Option<Calendar<E>>,
     /// Pending events at which the heap turns into a calendar.
     calendar_at: usize,
+    /// A push goes straight to the heap while the heap holds fewer: `calendar_at - 1` while
+    /// there is no calendar, 0 while there is one. One compare on the push of the heap alone.
+    heap_limit: usize,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -97,7 +100,8 @@ impl<E: Copy> EventQueue<E> {
     fn with_calendar_at(cap: usize, calendar_at: usize) -> Self {
         let calendar_at = calendar_at.max(4);
         let (heap, hole, slot, seq, calendar) = (Vec::with_capacity(cap), false, None, 0, None);
-        EventQueue { heap, hole, slot, seq, calendar, calendar_at }
+        let heap_limit = calendar_at - 1;
+        EventQueue { heap, hole, slot, seq, calendar, calendar_at, heap_limit }
     }
 
     /// Number of pending events. `O(1)`.
@@ -130,20 +134,15 @@ impl<E: Copy> EventQueue<E> {
             }
             Some(_) => entry,
         };
-        if let Some(cal) = &mut self.calendar {
-            if let Some(early) = cal.insert(entry) {
-                self.heap_push(early);
-            }
-            return;
-        }
-        self.heap_push(entry);
-        if self.heap.len() >= self.calendar_at {
-            self.turn_into_calendar();
+        if self.heap.len() < self.heap_limit {
+            self.heap_push(entry);
+        } else {
+            self.push_beyond(entry);
         }
     }
 
     /// Removes and returns the earliest event with its time. `O(log n)`.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         self.repair();
         if self.calendar.is_some() {
@@ -189,12 +188,33 @@ impl<E: Copy> EventQueue<E> {
         self.hole = false;
         self.slot = None;
         self.calendar = None;
+        self.heap_limit = self.calendar_at - 1;
+    }
+
+    /// [`Self::push`] of `entry` (not kept in the slot) from [`Self::heap_limit`] on: while the
+    /// events are in a calendar, into the calendar, or the heap if the calendar gives it back;
+    /// else into the heap, which then turns into a calendar if it has reached
+    /// [`Self::calendar_at`]. Out of line, like [`Self::pop_calendar`], so that the heap's push
+    /// and pop stay as small as without a calendar: a calendar's events miss the cache anyway,
+    /// and a call costs nothing beside that.
+    #[inline(never)]
+    fn push_beyond(&mut self, entry: Entry<E>) {
+        let Some(cal) = &mut self.calendar else {
+            self.heap_push(entry);
+            if self.heap.len() >= self.calendar_at {
+                self.turn_into_calendar();
+            }
+            return;
+        };
+        if let Some(early) = cal.insert(entry) {
+            self.heap_push(early);
+        }
     }
 
     /// [`Self::pop`] while the events are in a calendar: the earliest of the slot, the heap (the
-    /// calendar's early events) and the calendar's front. Below a quarter of
-    /// [`Self::calendar_at`] pending events the queue turns back into one heap.
-    #[inline]
+    /// calendar's early events) and the calendar's front. When the calendar holds fewer than a
+    /// quarter of [`Self::calendar_at`] events the queue turns back into one heap.
+    #[inline(never)]
     fn pop_calendar(&mut self) -> Option<(SimTime, E)> {
         let cal = self.calendar.as_mut().expect("a calendar");
         let (from, top) = earliest(self.slot, self.heap.first().copied(), cal.front())?;
@@ -219,6 +239,7 @@ impl<E: Copy> EventQueue<E> {
         let entries = std::mem::take(&mut self.heap);
         self.heap = Vec::with_capacity(64);
         self.calendar = Some(Calendar::new(entries));
+        self.heap_limit = 0;
     }
 
     /// The calendar's events and the heap's become one heap again: sorted, which is a heap.
@@ -230,6 +251,7 @@ impl<E: Copy> EventQueue<E> {
         all.append(&mut self.heap);
         all.sort_unstable_by_key(Entry::key);
         self.heap = all;
+        self.heap_limit = self.calendar_at - 1;
     }
 
     /// Adds `entry` to the heap: into the hole if there is one, else at the bottom.

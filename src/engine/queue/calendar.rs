@@ -128,7 +128,7 @@ impl<E: Copy> Calendar<E> {
     /// Every event held, in no order; the calendar is left empty.
     pub(super) fn drain(&mut self) -> Vec<Entry<E>> {
         let mut all = std::mem::take(&mut self.far);
-        for b in &mut self.buckets[self.cur.min(self.nb)..self.nb] {
+        for b in &mut self.buckets[self.cur..self.nb] {
             all.append(b);
         }
         self.in_buckets = 0;
