@@ -185,6 +185,7 @@ fn simple_options() -> SimOptions {
 }
 
 /// Constant gaps.
+#[derive(Clone)]
 struct Every(f64);
 
 impl Gaps for Every {

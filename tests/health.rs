@@ -159,6 +159,7 @@ fn below_the_panic_threshold_the_client_balances_over_every_host() {
 type Told = Rc<RefCell<Vec<Option<Vec<u32>>>>>;
 
 /// Random over the hosts it is told it may pick (all of them at first).
+#[derive(Clone)]
 struct Follows {
     n: u32,
     hosts: Option<Vec<u32>>,
@@ -409,6 +410,7 @@ struct Trace {
 }
 
 /// `rr` itself, recording what it does and hears in a [`Trace`].
+#[derive(Clone)]
 struct Records {
     rr: RoundRobin,
     seen: Rc<RefCell<Trace>>,

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::model::{Departing, RunLength};
+use crate::model::RunLength;
 use crate::stats::{
     FixedSum, LatencyHistogram, LatencyRecorder, RepStats, SeriesRecorder, StopReason,
 };
@@ -235,12 +235,13 @@ impl Recorder {
         }
     }
 
-    /// A departure that servers counting their departures took out of their table: recorded, and
-    /// counted as an event, as its departure event would have been (no level is tracked then).
+    /// Request `index`, which joined servers that count their departures and will leave after
+    /// `sojourn`: recorded, and counted as an event, as its departure event would have been (no
+    /// level is tracked then, so the departure's time is not needed).
     #[inline(always)]
-    pub(super) fn counted_departure(&mut self, d: Departing) {
+    pub(super) fn counted_departure(&mut self, index: u64, sojourn: f64) {
         self.stats.events += 1;
-        self.departed(d.index, d.at - d.arrival, 0, d.at);
+        self.departed(index, sojourn, 0, 0.0);
     }
 
     /// The replication's statistics.

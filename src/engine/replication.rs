@@ -112,7 +112,7 @@ pub fn simulate_with<P: Policy, A: Gaps, S: Demands, I: InfoModel>(
     let b = Builder { farm, len, opts, policy, info, arrivals, service };
     match farm.discipline {
         Discipline::Fifo if farm.slots == 1 && fixed_rates && counted => {
-            b.build(CountedSlot::new(&farm.rates), Off, workload, coins).run()
+            b.run_counted(workload, coins)
         }
         Discipline::Fifo if farm.slots == 1 && fixed_rates && bare => {
             b.build(OneSlot::new(&farm.rates), Off, workload, coins).run()
@@ -173,6 +173,25 @@ struct Builder<'a, P, A, S, I> {
 }
 
 impl<'a, P: Policy, A: Gaps, S: Demands, I: InfoModel> Builder<'a, P, A, S, I> {
+    /// Runs the replication on [`CountedSlot`] servers, which record each request as it joins.
+    /// When a guard stops it, some of those had not left by then and must not count: it is run
+    /// again from the same start (policy, information, arrivals and streams as they were) with
+    /// [`OneSlot`] servers, whose departures are events, which gives what the counted run would
+    /// have given had it recorded departures as they happened (`counting_departures_when_servers_are_read_is_simulating_them`
+    /// in `tests/engine.rs` checks the two kinds bit for bit).
+    fn run_counted(self, workload: SimRng, coins: SimRng) -> RepStats {
+        let (policy, info, mut arrivals) =
+            (self.policy.clone(), self.info.clone(), self.arrivals.clone());
+        let (again, opts) = ((workload.clone(), coins.clone()), self.opts.clone());
+        let (farm, len, service) = (self.farm, self.len, self.service);
+        let stats = self.build(CountedSlot::new(&farm.rates), Off, workload, coins).run();
+        if stats.stopped.is_none() {
+            return stats;
+        }
+        let b = Builder { farm, len, opts, policy, info, arrivals: &mut arrivals, service };
+        b.build(OneSlot::new(&farm.rates), Off, again.0, again.1).run()
+    }
+
     /// The replication at time 0, its first events scheduled: the rate changes first (one at
     /// the instant of an arrival applies before it), the first arrival, the first board post,
     /// and the feedback policies' first report and timer.
@@ -322,9 +341,6 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             if stop {
                 break;
             }
-        }
-        if V::COUNTS_DEPARTURES {
-            self.record_counted_end();
         }
         self.finish()
     }
@@ -680,9 +696,10 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             return false;
         }
         if V::COUNTS_DEPARTURES {
-            self.record_counted(s);
+            self.join_counted(s, &job, t);
+        } else {
+            self.servers.arrive(s, job, t, &mut self.sim);
         }
-        self.servers.arrive(s, job, t, &mut self.sim);
         let qlen = self.servers.len(s);
         if !V::COUNTS_DEPARTURES {
             self.info.on_dispatch(s);
@@ -695,23 +712,15 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         self.rec.guard(qlen, self.queue_guard, t)
     }
 
-    /// Records the departures from `s` up to the present, of servers that count their departures
-    /// ([`Servers::COUNTS_DEPARTURES`]): each as a departure event would have (the level is not
-    /// tracked with such servers).
+    /// `job` joins `s` at `t`, the present, on servers that count their departures
+    /// ([`Servers::COUNTS_DEPARTURES`]), and is recorded at once with the departure time the join
+    /// gives it, as its departure event would have recorded it (the level is not tracked with
+    /// such servers).
     #[inline(always)]
-    fn record_counted(&mut self, s: usize) {
-        let (rec, table) = (&mut self.rec, self.servers.counted_mut().expect("counted servers"));
-        table.take_departed(s, |d| rec.counted_departure(d));
-    }
-
-    /// At the end of a replication of servers that count their departures: records those left,
-    /// all of them when the run ended (as the departure events would have been taken), those up
-    /// to the present when a guard stopped it.
-    #[cold]
-    fn record_counted_end(&mut self) {
-        let until = if self.rec.stats.stopped.is_some() { self.sim.now().get() } else { f64::MAX };
-        let (rec, table) = (&mut self.rec, self.servers.counted_mut().expect("counted servers"));
-        table.take_all_departed(until, |d| rec.counted_departure(d));
+    fn join_counted(&mut self, s: usize, job: &Job, t: f64) {
+        let table = self.servers.counted_mut().expect("counted servers");
+        let at = table.join(s, job.work, t);
+        self.rec.counted_departure(job.index, at - t);
     }
 
     /// The monitor hears of a dispatch to `s`, which now holds `qlen`; the policy sends its

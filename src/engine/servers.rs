@@ -74,8 +74,8 @@ pub(super) trait Servers {
         sim: &mut Simulation<Event<Self::Token>>,
     ) -> Option<(usize, Job)>;
     /// True for servers whose departures are not events ([`CountedSlot`]): they keep the table the
-    /// policy reads ([`Self::counted`]), the loop sets its present at each arrival, records a
-    /// server's past departures before a request joins it, and the rest at the end.
+    /// policy reads ([`Self::counted`]), the loop sets its present at each arrival and joins a
+    /// request through it, recording the request then, with the departure time the join returns.
     const COUNTS_DEPARTURES: bool = false;
 
     /// The table of [`Self::COUNTS_DEPARTURES`] servers; `None` for the others.
@@ -175,10 +175,12 @@ impl Servers for OneSlot {
 /// policy reads ([`LoadTable::with_departures`]), and a server's length at `t` is the number of
 /// them after `t`. Chosen only for policies that read lengths alone
 /// ([`Policy::READS_LENGTHS_ONLY`](crate::policy::Policy::READS_LENGTHS_ONLY)) under live
-/// information, with no part that hears departures as they happen; the departures are then
-/// recorded per server, when a request joins it and at the end, instead of in time order,
-/// which changes nothing the replication reports (its sums do not depend on the order). The
-/// event queue holds only the next arrival.
+/// information, with no part that hears departures as they happen; each request is then recorded
+/// as it joins ([`LoadTable::join`], the same arithmetic as [`OneSlot`]'s, so the same
+/// departure times), with the departure it will have, instead of in time order as it
+/// leaves, which changes nothing the replication reports (its sums do not depend on the order)
+/// unless a guard stops the replication before some have left: the loop then runs it again with
+/// [`OneSlot`]. The event queue holds only the next arrival.
 #[derive(Debug)]
 pub(super) struct CountedSlot {
     table: LoadTable,
@@ -199,11 +201,10 @@ impl Servers for CountedSlot {
         self.table.get(s)
     }
 
-    /// The request starts when the one before it leaves, or at once: the same arithmetic as
-    /// [`OneSlot`]'s, so the same departure times.
-    #[inline(always)]
-    fn arrive(&mut self, s: usize, job: Job, t: f64, _: &mut Simulation<Event<u32>>) {
-        self.table.join(s, job.work, t, job.index);
+    /// The loop joins a request through the table ([`LoadTable::join`]), which returns its
+    /// departure time.
+    fn arrive(&mut self, _: usize, _: Job, _: f64, _: &mut Simulation<Event<u32>>) {
+        unreachable!("a request joins counted servers through `join`")
     }
 
     fn depart(&mut self, _: u32, _: f64, _: &mut Simulation<Event<u32>>) -> Option<(usize, Job)> {

@@ -26,7 +26,8 @@ pub use crate::model::Information;
 use crate::model::LoadTable;
 
 /// An information model: owns the table policies read and updates it on the simulation's events.
-pub trait InfoModel {
+/// `Clone`, as a policy is, so that a replication can be run again from its start.
+pub trait InfoModel: Clone {
     /// True for live information: the table is the true queue lengths at every instant, so a
     /// table that counts departures itself may stand in for it.
     const LIVE: bool = false;

@@ -7,11 +7,11 @@
 //! departure times sat behind a per-server queue header (a header, then its buffer) each read was
 //! two misses, one waiting on the other. Here each server's first [`INLINE`] departure times, in
 //! a ring, share one 64-byte line with the ring's start and length and with the server's rate (the
-//! join reads it), so the read is one miss and the join that follows none. What recording a
-//! departure also needs (its arrival time and index) sits in a parallel array, read only when the
-//! departure is taken out; departures beyond the ring spill to the server's overflow queue, in
-//! order after the ring's, and move into the ring as it empties (the line counts them, so that
-//! reading the length needs the overflow only when every departure in the ring is past).
+//! join reads it), so the read is one miss and the join that follows none. A request's departure
+//! time is all that is kept of it: [`Departures::join`] returns it, and the caller records the
+//! request then. Departures beyond the ring spill to the server's overflow queue, in order after
+//! the ring's, and move into the ring as it empties (the line counts them, so that reading the
+//! length needs the overflow only when every departure in the ring is past).
 //!
 //! All of it is allocated and written when the table is made: its memory does not grow with the
 //! run while no server holds more than [`INLINE`] requests (under p2c at load 0.9 a server holds
@@ -21,18 +21,6 @@ use std::collections::VecDeque;
 
 /// Departure times kept in a server's line; later ones spill.
 pub(super) const INLINE: usize = 6;
-
-/// A request at a server whose departure time was known when it joined: what recording its
-/// departure needs.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Departing {
-    /// When it leaves.
-    pub at: f64,
-    /// When it arrived.
-    pub arrival: f64,
-    /// Its arrival index.
-    pub index: u64,
-}
 
 /// What a free slot of a ring holds: later than any present, so never counted as past.
 const FREE: f64 = f64::INFINITY;
@@ -51,23 +39,14 @@ struct Line {
     extra: u32,
 }
 
-/// The rest of a departure in a ring: what recording it needs besides its time.
-#[derive(Debug, Clone, Copy, Default)]
-struct Rest {
-    arrival: f64,
-    index: u64,
-}
-
-/// Per server, in departure order, the departures not yet taken out; a server's count is the
+/// Per server, in departure order, the departure times not yet dropped; a server's count is the
 /// number later than `now`.
 #[derive(Debug, Clone)]
 pub(super) struct Departures {
     now: f64,
     lines: Vec<Line>,
-    /// `rest[s][k]` goes with `lines[s].at[k]`.
-    rest: Vec<[Rest; INLINE]>,
     /// Per server, its departures after those in its ring (empty, unallocated, for most).
-    overflow: Vec<VecDeque<Departing>>,
+    overflow: Vec<VecDeque<f64>>,
 }
 
 impl Line {
@@ -91,7 +70,6 @@ impl Departures {
         Departures {
             now: 0.0,
             lines: rates.iter().map(line).collect(),
-            rest: vec![[Rest::default(); INLINE]; rates.len()],
             overflow: vec![VecDeque::new(); rates.len()],
         }
     }
@@ -132,17 +110,19 @@ impl Departures {
     #[cold]
     #[inline(never)]
     fn count_overflow(&self, i: usize) -> u32 {
-        self.overflow[i].iter().filter(|r| r.at > self.now).count() as u32
+        self.overflow[i].iter().filter(|&&at| at > self.now).count() as u32
     }
 
-    /// A request that arrived `index`-th at `arrival` joins server `i` with `work`: it starts when
-    /// the last one there leaves, or at once, and leaves `work / rate` later (the arithmetic of
-    /// a simulated FIFO server, so the same departure time).
+    /// A request that arrives at `arrival` (the present) joins server `i` with `work`: it starts
+    /// when the last one there leaves, or at once, and leaves `work / rate` later (the arithmetic
+    /// of a simulated FIFO server, so the same departure time), which is returned. The server's
+    /// departures at or before the present are dropped (after the last is read: were it past,
+    /// the request would start at `arrival` either way).
     #[inline(always)]
-    pub(super) fn join(&mut self, i: usize, work: f64, arrival: f64, index: u64) {
+    pub(super) fn join(&mut self, i: usize, work: f64, arrival: f64) -> f64 {
         let line = &self.lines[i];
         let last = if line.extra != 0 {
-            self.overflow[i].back().map(|r| r.at)
+            self.overflow[i].back().copied()
         } else if line.len > 0 {
             Some(line.at[line.slot(usize::from(line.len) - 1)])
         } else {
@@ -150,63 +130,57 @@ impl Departures {
         };
         let start = last.map_or(arrival, |d| d.max(arrival));
         let at = start + work / line.rate;
-        self.push(i, Departing { at, arrival, index });
-    }
-
-    /// Appends `r` to server `i`'s departures, after all of them.
-    #[inline(always)]
-    fn push(&mut self, i: usize, r: Departing) {
+        self.drop_departed(i);
         // A ring with room has nothing in the overflow.
         if usize::from(self.lines[i].len) < INLINE {
-            self.ring_push(i, r);
+            self.ring_push(i, at);
         } else {
-            self.overflow[i].push_back(r);
+            self.overflow[i].push_back(at);
             self.lines[i].extra += 1;
         }
+        at
     }
 
-    /// Puts `r` at the end of server `i`'s ring, which has room for it.
+    /// Puts `at` at the end of server `i`'s ring, which has room for it.
     #[inline(always)]
-    fn ring_push(&mut self, i: usize, r: Departing) {
+    fn ring_push(&mut self, i: usize, at: f64) {
         let line = &mut self.lines[i];
         let k = line.slot(usize::from(line.len));
-        line.at[k] = r.at;
-        self.rest[i][k] = Rest { arrival: r.arrival, index: r.index };
+        line.at[k] = at;
         line.len += 1;
     }
 
-    /// Takes out server `i`'s departures at or before the present, earliest first, handing each
-    /// to `left`.
+    /// Drops server `i`'s departures at or before the present: the ring's first slots from its
+    /// start (a FIFO server's departures are in order; an empty ring's front slot is free,
+    /// `+inf`, later than any present), then, if the ring had spilled, the overflow moves in
+    /// behind what is left.
     #[inline(always)]
-    pub(super) fn take_departed(&mut self, i: usize, mut left: impl FnMut(Departing)) {
-        loop {
-            let line = &mut self.lines[i];
-            let k = usize::from(line.head);
-            // An empty ring's front slot is free (`+inf`), later than any present.
-            if line.at[k] > self.now {
-                return;
-            }
-            let Rest { arrival, index } = self.rest[i][k];
-            let r = Departing { at: line.at[k], arrival, index };
+    fn drop_departed(&mut self, i: usize) {
+        let now = self.now;
+        let line = &mut self.lines[i];
+        let mut k = usize::from(line.head);
+        while line.at[k] <= now {
             line.at[k] = FREE;
-            line.head = next(k) as u8;
+            k = next(k);
             line.len -= 1;
-            if line.extra != 0 {
-                // The ring has room again: the first of the overflow moves in.
-                line.extra -= 1;
-                let first = self.overflow[i].pop_front().expect("as many as `extra` says");
-                self.ring_push(i, first);
-            }
-            left(r);
+        }
+        line.head = k as u8;
+        if (line.extra != 0) & (usize::from(line.len) < INLINE) {
+            self.refill(i);
         }
     }
 
-    /// Takes out every departure left, server by server, each earliest first, handing each to
-    /// `left`: the end of a replication. Those after `until` stay.
-    pub(super) fn take_all_departed(&mut self, until: f64, mut left: impl FnMut(Departing)) {
-        self.now = self.now.max(until);
-        for i in 0..self.lines.len() {
-            self.take_departed(i, &mut left);
+    /// Moves server `i`'s overflow into its ring as far as it has room, dropping those at or
+    /// before the present (only when the ring had emptied: otherwise all are after what is left
+    /// in the ring).
+    #[inline(never)]
+    fn refill(&mut self, i: usize) {
+        while usize::from(self.lines[i].len) < INLINE && self.lines[i].extra != 0 {
+            let at = self.overflow[i].pop_front().expect("as many as `extra` says");
+            self.lines[i].extra -= 1;
+            if at > self.now {
+                self.ring_push(i, at);
+            }
         }
     }
 }
@@ -220,32 +194,26 @@ mod tests {
     struct Plain {
         now: f64,
         rates: Vec<f64>,
-        queues: Vec<VecDeque<Departing>>,
+        queues: Vec<VecDeque<f64>>,
     }
 
     impl Plain {
         fn count(&self, i: usize) -> u32 {
-            self.queues[i].iter().filter(|r| r.at > self.now).count() as u32
+            self.queues[i].iter().filter(|&&at| at > self.now).count() as u32
         }
 
-        fn join(&mut self, i: usize, work: f64, arrival: f64, index: u64) {
-            let start = self.queues[i].back().map_or(arrival, |r| r.at.max(arrival));
+        fn join(&mut self, i: usize, work: f64, arrival: f64) -> f64 {
+            let start = self.queues[i].back().map_or(arrival, |&at| at.max(arrival));
             let at = start + work / self.rates[i];
-            self.queues[i].push_back(Departing { at, arrival, index });
-        }
-
-        fn take_departed(&mut self, i: usize) -> Vec<Departing> {
-            let mut out = Vec::new();
-            while self.queues[i].front().is_some_and(|r| r.at <= self.now) {
-                out.extend(self.queues[i].pop_front());
-            }
-            out
+            self.queues[i].push_back(at);
+            at
         }
     }
 
     /// Random joins and reads on a few servers, some loaded far past the ring (so they spill and
-    /// empty again, and now and then every departure in a full ring is past), against plain queues: every count, every
-    /// departure taken out (time, arrival, index, in order) and the end's leftovers agree.
+    /// empty again, and now and then every departure in a full ring is past), against plain
+    /// queues: every count and every departure time a join returns agree, and what the table
+    /// keeps of a server is exactly its departures after the present (at its last join).
     #[test]
     fn lines_and_spills_keep_the_departures_of_plain_queues() {
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
@@ -253,7 +221,7 @@ mod tests {
         let mut d = Departures::new(&rates);
         let mut plain =
             Plain { now: 0.0, rates: rates.to_vec(), queues: vec![VecDeque::new(); rates.len()] };
-        let (mut t, mut spilled) = (0.0, 0);
+        let (mut t, mut spilled, mut emptied_full) = (0.0, 0, 0);
         for index in 0..200_000u64 {
             // Bursts of arrivals (small steps) and lulls, so queues grow past INLINE and drain.
             t += if (index / 500) % 2 == 0 { 0.05 } else { 2.0 } * rng.random::<f64>();
@@ -263,22 +231,26 @@ mod tests {
                 assert_eq!(d.count(i), plain.count(i), "server {i} at {t}");
             }
             let i = rng.random_range(0..rates.len());
-            let mut taken = Vec::new();
-            d.take_departed(i, |r| taken.push(r));
-            assert_eq!(taken, plain.take_departed(i));
+            let line = d.lines[i];
+            if line.extra != 0 && line.at.iter().all(|&at| at <= t) {
+                emptied_full += 1;
+            }
             let work = -rng.random::<f64>().ln();
-            d.join(i, work, t, index);
-            plain.join(i, work, t, index);
+            assert_eq!(d.join(i, work, t), plain.join(i, work, t));
+            let kept: Vec<f64> = {
+                let l = &d.lines[i];
+                let ring = (0..usize::from(l.len)).map(|j| l.at[l.slot(j)]);
+                ring.chain(d.overflow[i].iter().copied()).collect()
+            };
+            let want: Vec<f64> = plain.queues[i].iter().copied().filter(|&at| at > t).collect();
+            assert_eq!(kept, want, "server {i} at {t}");
+            let l = &d.lines[i];
+            let free = (usize::from(l.len)..INLINE).map(|j| l.at[l.slot(j)]);
+            assert!(free.into_iter().all(|at| at == FREE), "free slots hold +inf");
             spilled = spilled.max(d.overflow.iter().map(VecDeque::len).max().unwrap());
         }
         assert!(spilled > 0, "some server spilled");
-        let mut left = Vec::new();
-        d.take_all_departed(f64::MAX, |r| left.push(r));
-        plain.now = f64::MAX;
-        let want: Vec<_> = (0..rates.len()).flat_map(|i| plain.take_departed(i)).collect();
-        assert_eq!(left, want);
-        assert!(d.lines.iter().all(|l| l.len == 0 && l.extra == 0));
-        assert!(d.overflow.iter().all(VecDeque::is_empty));
+        assert!(emptied_full > 0, "some join found a full ring all past with more spilled");
     }
 
     #[test]

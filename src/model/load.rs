@@ -15,11 +15,12 @@
 //! ([`LoadTable::with_departures`]), when each is known as the request joins (a FIFO server with
 //! one worker and a fixed rate; laid out as `super::departures` says). A server's value is then the number of those departures later
 //! than the table's present ([`LoadTable::set_now`]): departures are not simulated as events,
-//! they are counted as past when a policy reads the server, and taken out of the table (to be
-//! recorded) when a request joins it. A policy that only [`get`](LoadTable::get)s values reads
+//! they are counted as past when a policy reads the server, and dropped from the table when a
+//! request joins it; [`LoadTable::join`] returns the joining request's departure time, so the
+//! request is recorded as it joins. A policy that only [`get`](LoadTable::get)s values reads
 //! the same numbers from either table.
 
-use super::departures::{Departing, Departures};
+use super::departures::Departures;
 use crate::rng::SimRng;
 
 /// Per-server load values as the policy sees them (queue lengths, live or posted).
@@ -102,25 +103,13 @@ impl LoadTable {
         }
     }
 
-    /// Takes out server `i`'s departures at or before the present, earliest first, handing each
-    /// to `left`. Panics for a table without departures.
-    #[inline(always)]
-    pub fn take_departed(&mut self, i: usize, left: impl FnMut(Departing)) {
-        self.departures.as_mut().expect("a table with departures").take_departed(i, left);
-    }
-
-    /// Takes out every departure left, server by server, each earliest first, handing each to
-    /// `left`: the end of a replication. Those after `until` stay.
-    pub fn take_all_departed(&mut self, until: f64, left: impl FnMut(Departing)) {
-        self.departures.as_mut().expect("a table with departures").take_all_departed(until, left);
-    }
-
-    /// The request that arrived `index`-th at `arrival` joins FIFO server `i` with `work`: it
-    /// leaves `work / rate` after the last one there, or after `arrival` if that is later.
+    /// A request arriving at `arrival` (the table's present) joins FIFO server `i` with `work`: it
+    /// leaves `work / rate` after the last one there, or after `arrival` if that is later; that
+    /// departure time is returned. The server's departures at or before the present are dropped.
     /// Panics for a table without departures.
     #[inline(always)]
-    pub fn join(&mut self, i: usize, work: f64, arrival: f64, index: u64) {
-        self.departures.as_mut().expect("a table with departures").join(i, work, arrival, index);
+    pub fn join(&mut self, i: usize, work: f64, arrival: f64) -> f64 {
+        self.departures.as_mut().expect("a table with departures").join(i, work, arrival)
     }
 
     /// Adds one to server `i`. `O(1)`.

@@ -25,6 +25,5 @@ mod load;
 pub use classes::{Class, Classes, DEFAULT_SLICE, SCHED_PRIO_TO_WEIGHT, nice_weight};
 pub use clients::Clients;
 
-pub use departures::Departing;
 pub use farm::{Discipline, Farm, Information, RateChange, RunLength, SimOptions};
 pub use load::LoadTable;

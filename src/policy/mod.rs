@@ -83,15 +83,20 @@ pub use crate::signal::{LoadReport, ProbeReply, Response};
 use crate::time::SimTime;
 
 /// A load-balancing policy: picks a server for each arrival.
-pub trait Policy {
+///
+/// A policy is `Clone` so that a replication can be run again from its start (see
+/// [`READS_LENGTHS_ONLY`](Self::READS_LENGTHS_ONLY)); a clone must behave as the original from
+/// there, so state shared between clones (an `Rc` log) is seen twice in such a run.
+pub trait Policy: Clone {
     /// True if the policy calls [`LoadTable::shortest`], which needs the table's sorted index.
     const NEEDS_SHORTEST: bool = false;
 
     /// True if the policy reads the table only through [`LoadTable::get`] and hears nothing of
     /// departures (its [`Self::on_departure`] does nothing; no feedback, no tags, no backlog):
     /// the loop may then count the departures of FIFO one-worker servers when a server is read
-    /// ([`LoadTable::with_departures`]) instead of simulating each as an event. The numbers are
-    /// the same either way.
+    /// ([`LoadTable::with_departures`]) instead of simulating each as an event, and record each
+    /// request as it joins; when a guard stops such a run, it is run again from a clone of the
+    /// policy made at its start, with departures as events. The numbers are the same either way.
     const READS_LENGTHS_ONLY: bool = false;
 
     /// The server for a request arriving at `now`, given the loads the policy is allowed to see.

@@ -155,8 +155,11 @@ use crate::rng::SimRng;
 
 /// Where the simulation's gaps between arrivals come from. The event loop is generic over it, so
 /// that the article's Poisson stream ([`PoissonGaps`]) is one inlined draw and a division, while
-/// every other process goes through [`ArrivalProcess`].
-pub trait Gaps {
+/// every other process goes through [`ArrivalProcess`]. `Clone`, as a policy is, so that a
+/// replication can be run again from its start ([`Policy::READS_LENGTHS_ONLY`]).
+///
+/// [`Policy::READS_LENGTHS_ONLY`]: crate::policy::Policy::READS_LENGTHS_ONLY
+pub trait Gaps: Clone {
     /// The gap to the next arrival, or `None` when the arrivals have ended.
     fn next_gap(&mut self, rng: &mut SimRng) -> Option<f64>;
 }
