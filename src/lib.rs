@@ -30,6 +30,7 @@
 pub mod admission;
 pub mod args;
 pub mod article;
+pub mod cache;
 pub mod cancel;
 pub mod cli;
 pub mod count;

@@ -241,6 +241,15 @@ fn counting_departures_when_servers_are_read_is_simulating_them() {
     );
     same(&events, &counted);
     assert_eq!(counted.max_queue, 1, "each request leaves as the next arrives");
+    // A farm large enough (2^14 servers) that the loop fetches the servers of picks to come
+    // into the cache: the fetches change nothing.
+    let large = Farm::homogeneous(1 << 14, 0.9);
+    let poisson = || PoissonGaps(0.9 * f64::from(1 << 14));
+    let (events, counted) = (
+        p2c_run(&large, &mut poisson(), &ExpDemands, true, u32::MAX),
+        p2c_run(&large, &mut poisson(), &ExpDemands, false, u32::MAX),
+    );
+    same(&events, &counted);
 }
 
 fn assert_same(a: &RepStats, b: &RepStats) {

@@ -186,6 +186,12 @@ impl Recorder {
         }
     }
 
+    /// Asks for server `s`'s pick count to be brought into the cache (it is about to join).
+    #[inline(always)]
+    pub(super) fn prefetch_picks(&self, s: usize) {
+        crate::cache::prefetch(&self.stats.picks[s]);
+    }
+
     /// The queue guard: true (and the replication marked stopped) when `qlen` exceeds `guard`.
     #[inline]
     pub(super) fn guard(&mut self, qlen: u32, guard: u32, t: f64) -> bool {

@@ -80,6 +80,12 @@ impl Departures {
         self.lines.len()
     }
 
+    /// Asks for server `i`'s line to be brought into the cache ([`crate::cache::prefetch`]).
+    #[inline(always)]
+    pub(super) fn prefetch(&self, i: usize) {
+        crate::cache::prefetch(&self.lines[i]);
+    }
+
     /// The present: counts are of the departures after it.
     #[inline]
     pub(super) fn set_now(&mut self, t: f64) {

@@ -89,6 +89,16 @@ impl LoadTable {
         }
     }
 
+    /// Asks for what [`Self::get`] reads of server `i` to be brought into the cache: a hint
+    /// ([`crate::cache::prefetch`]), for a table with departures only (a table of values is 4
+    /// bytes per server, in cache on all but the largest farms).
+    #[inline(always)]
+    pub fn prefetch(&self, i: usize) {
+        if let Some(d) = &self.departures {
+            d.prefetch(i);
+        }
+    }
+
     /// All values, in server order. Not for a table with departures.
     pub fn values(&self) -> &[u32] {
         debug_assert!(self.departures.is_none(), "a table with departures is read by `get`");

@@ -82,6 +82,33 @@ pub(crate) use crate::rng::{two_distinct, uniform};
 pub use crate::signal::{LoadReport, ProbeReply, Response};
 use crate::time::SimTime;
 
+/// The servers a pick will read, up to [`Ahead::MAX`], named ahead of it ([`Policy::ahead`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ahead {
+    servers: [u32; Ahead::MAX],
+    len: u8,
+}
+
+impl Ahead {
+    /// The most servers named (a pick reading more is named by its first four).
+    pub const MAX: usize = 4;
+
+    /// Adds `server`, unless [`Self::MAX`] are named already.
+    #[inline(always)]
+    pub fn push(&mut self, server: usize) {
+        if usize::from(self.len) < Self::MAX {
+            self.servers[usize::from(self.len)] = server as u32;
+            self.len += 1;
+        }
+    }
+
+    /// The servers named, in the order the pick reads them.
+    #[inline(always)]
+    pub fn servers(&self) -> &[u32] {
+        &self.servers[..usize::from(self.len)]
+    }
+}
+
 /// A load-balancing policy: picks a server for each arrival.
 ///
 /// A policy is `Clone` so that a replication can be run again from its start (see
@@ -101,6 +128,17 @@ pub trait Policy: Clone {
 
     /// The server for a request arriving at `now`, given the loads the policy is allowed to see.
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize;
+
+    /// Draws from `rng` what [`Self::pick`] would draw from it, with every server allowed, and
+    /// names the servers the pick would read: the loop keeps a copy of the policy's stream a few
+    /// picks ahead and fetches those servers' state into the cache before their picks come
+    /// (on a large farm each read is otherwise a cache miss). A hint only: what it names changes
+    /// no value, and a pick that draws otherwise (some hosts excluded) only makes it useless.
+    /// The default draws nothing and names none.
+    #[inline(always)]
+    fn ahead(&self, _rng: &mut SimRng) -> Ahead {
+        Ahead::default()
+    }
 
     /// The hosts `client` may pick from now, in server order, or `None`: every server (the state at
     /// the start). Called by the loop only when a client's set changes, never with an empty list (the

@@ -13,9 +13,9 @@
 //!
 //! Both draw their choices among the allowed hosts only ([`P2c::set_hosts`]).
 
-use super::Policy;
 use super::load::Requests;
 use super::p2c::{Distinct, P2c, WithReplacement};
+use super::{Ahead, Policy};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -46,6 +46,11 @@ impl<const D: usize> Policy for PnC<D> {
         self.0.pick(loads, now, rng)
     }
 
+    #[inline(always)]
+    fn ahead(&self, rng: &mut SimRng) -> Ahead {
+        self.0.ahead(rng)
+    }
+
     fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
         self.0.set_hosts(hosts);
     }
@@ -68,6 +73,11 @@ impl Policy for P2cRepl {
     #[inline(always)]
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         self.0.pick(loads, now, rng)
+    }
+
+    #[inline(always)]
+    fn ahead(&self, rng: &mut SimRng) -> Ahead {
+        self.0.ahead(rng)
     }
 
     fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {

@@ -11,7 +11,7 @@ use rand::RngExt;
 use rand_distr::weighted::WeightedAliasIndex;
 
 use super::tuning::{flag, params};
-use super::{Hosts, Policy};
+use super::{Ahead, Hosts, Policy, uniform};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -64,6 +64,16 @@ impl Policy for Random {
         }
     }
 
+    /// Uniform: the one draw. Weighted: none (the alias table's draw is left to the pick).
+    #[inline(always)]
+    fn ahead(&self, rng: &mut SimRng) -> Ahead {
+        let mut out = Ahead::default();
+        if self.weights.is_none() {
+            out.push(uniform(rng, self.n));
+        }
+        out
+    }
+
     fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
         self.hosts.set(hosts);
         if self.weights.is_some() {
@@ -97,11 +107,17 @@ mod tests {
             let sd = (n as f64 * share * (1.0 - share)).sqrt();
             assert!((c as f64 - n as f64 * share).abs() < 5.0 * sd, "server {i}: {counts:?}");
         }
-        // Unweighted, it is exactly `uniform`.
+        // Unweighted, it is exactly `uniform`, and `ahead` names the pick from the same draw;
+        // weighted, `ahead` names nothing.
         let mut u = Random::with_rates(&rates, false);
-        let (mut a, mut b) = (rng.clone(), rng.clone());
+        let (mut a, mut b, mut lead) = (rng.clone(), rng.clone(), rng.clone());
         for _ in 0..1000 {
-            assert_eq!(u.pick(&table, SimTime::ZERO, &mut a), uniform(&mut b, 3));
+            let named = u.ahead(&mut lead);
+            let got = u.pick(&table, SimTime::ZERO, &mut a);
+            assert_eq!(got, uniform(&mut b, 3));
+            assert_eq!(named.servers(), [got as u32]);
         }
+        assert!(lead == a);
+        assert!(p.ahead(&mut lead).servers().is_empty());
     }
 }
