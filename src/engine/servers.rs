@@ -111,15 +111,36 @@ type Versioned = Event<(u32, u32)>;
 /// Per-server FIFO queues whose front request is in service: FIFO with one worker, for farms
 /// whose rates never change (the departure of a request is scheduled once, when it starts, so
 /// no event is ever stale: the event names the server alone).
+///
+/// The request in service, the server's length and its rate share one cache line; the requests
+/// waiting behind it are in the server's queue of its own (unallocated until one waits). Joining
+/// an idle server or leaving one that nobody waits at then reads one line: on a large farm a
+/// miss, where a queue's header, its buffer and the rate were three (`perf` put 30% of
+/// p2c-pewma's time at n = 10^6 on the header's).
 #[derive(Debug)]
 pub(super) struct OneSlot {
-    rates: Vec<f64>,
-    queues: Vec<VecDeque<Job>>,
+    lines: Vec<SlotLine>,
+    waiting: Vec<VecDeque<Job>>,
+}
+
+/// One [`OneSlot`] server: its request in service (meaningful while `len > 0`), how many it
+/// holds in all (that one and those waiting), and its rate.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+struct SlotLine {
+    front: Job,
+    rate: f64,
+    len: u32,
 }
 
 impl OneSlot {
     pub(super) fn new(rates: &[f64]) -> Self {
-        OneSlot { rates: rates.to_vec(), queues: vec![VecDeque::new(); rates.len()] }
+        let idle = Job { arrival: 0.0, work: 0.0, index: 0, tag: 0, class: 0 };
+        let line = |&rate| SlotLine { front: idle, rate, len: 0 };
+        OneSlot {
+            lines: rates.iter().map(line).collect(),
+            waiting: vec![VecDeque::new(); rates.len()],
+        }
     }
 }
 
@@ -128,16 +149,19 @@ impl Servers for OneSlot {
 
     #[inline(always)]
     fn len(&self, s: usize) -> u32 {
-        self.queues[s].len() as u32
+        self.lines[s].len
     }
 
     #[inline(always)]
     fn arrive(&mut self, s: usize, job: Job, t: f64, sim: &mut Simulation<Event<u32>>) {
-        let q = &mut self.queues[s];
-        q.push_back(job);
-        if q.len() == 1 {
-            let done = t + job.work / self.rates[s];
+        let line = &mut self.lines[s];
+        line.len += 1;
+        if line.len == 1 {
+            line.front = job;
+            let done = t + job.work / line.rate;
             schedule(sim, done, Event::Departure(s as u32));
+        } else {
+            self.waiting[s].push_back(job);
         }
     }
 
@@ -149,10 +173,14 @@ impl Servers for OneSlot {
         sim: &mut Simulation<Event<u32>>,
     ) -> Option<(usize, Job)> {
         let s = id as usize;
-        let q = &mut self.queues[s];
-        let job = q.pop_front().expect("a departure from an empty queue");
-        if let Some(next) = q.front() {
-            let done = t + next.work / self.rates[s];
+        let line = &mut self.lines[s];
+        debug_assert!(line.len > 0, "a departure from an empty server");
+        let job = line.front;
+        line.len -= 1;
+        if line.len > 0 {
+            let next = self.waiting[s].pop_front().expect("as many waiting as the line counts");
+            line.front = next;
+            let done = t + next.work / line.rate;
             schedule(sim, done, Event::Departure(id));
         }
         Some((s, job))
