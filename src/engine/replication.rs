@@ -210,7 +210,7 @@ impl<'a, P: Policy, A: Gaps, S: Demands, I: InfoModel> Builder<'a, P, A, S, I> {
         mut workload: SimRng,
         coins: SimRng,
     ) -> Replication<'a, P, A, S, I, V, F> {
-        let Builder { farm, len, opts, policy, info, arrivals, service } = self;
+        let Builder { farm, len, opts, mut policy, info, arrivals, service } = self;
         let n = farm.rates.len();
         let mut sim = Simulation::with_capacity(n * farm.slots as usize + farm.events.len() + 2);
         for (i, e) in farm.events.iter().enumerate() {

@@ -129,14 +129,14 @@ pub trait Policy: Clone {
     /// The server for a request arriving at `now`, given the loads the policy is allowed to see.
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize;
 
-    /// Draws from `rng` what [`Self::pick`] would draw from it, with every server allowed, and
-    /// names the servers the pick would read: the loop keeps a copy of the policy's stream a few
-    /// picks ahead and fetches those servers' state into the cache before their picks come
-    /// (on a large farm each read is otherwise a cache miss). A hint only: what it names changes
-    /// no value, and a pick that draws otherwise (some hosts excluded) only makes it useless.
-    /// The default draws nothing and names none.
+    /// Draws from `rng` what [`Self::pick`] would draw from it now and names the servers that
+    /// pick would read: the loop keeps a copy of the policy's stream a few picks ahead and
+    /// fetches those servers' state into the cache before their picks come (on a large farm
+    /// each read is otherwise a cache miss). A hint only: what it names changes no value, and a
+    /// pick that draws otherwise (its hosts changed in between) only makes it useless. The
+    /// default draws nothing and names none.
     #[inline(always)]
-    fn ahead(&self, _rng: &mut SimRng) -> Ahead {
+    fn ahead(&mut self, _rng: &mut SimRng) -> Ahead {
         Ahead::default()
     }
 

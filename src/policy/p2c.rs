@@ -40,10 +40,6 @@ pub trait Sample {
     /// Draws one pick's servers among `n`, in order, passing each to `visit` (all `n` when
     /// fewer than `d` distinct ones are asked for).
     fn draw(&mut self, n: usize, rng: &mut SimRng, visit: impl FnMut(usize));
-
-    /// Makes [`Self::draw`]'s draws from `rng` and names the servers drawn, without the
-    /// scratch space a draw may use ([`Policy::ahead`](super::Policy::ahead)).
-    fn ahead(&self, n: usize, rng: &mut SimRng) -> Ahead;
 }
 
 /// `d` distinct servers. `D` fixes `d` at compile time (`D = 0` reads it from the value). Two
@@ -86,25 +82,6 @@ impl<const D: usize> Sample for Distinct<D> {
             }
         }
     }
-
-    /// The same draws while at most [`Ahead::MAX`] servers are drawn; none for more.
-    #[inline(always)]
-    fn ahead(&self, n: usize, rng: &mut SimRng) -> Ahead {
-        let mut out = Ahead::default();
-        if D == 2 && n >= 2 {
-            let (a, b) = two_distinct(rng, n);
-            out.push(a);
-            out.push(b);
-        } else if self.d.min(n) <= Ahead::MAX {
-            while out.servers().len() < self.d.min(n) {
-                let i = uniform(rng, n);
-                if !out.servers().contains(&(i as u32)) {
-                    out.push(i);
-                }
-            }
-        }
-        out
-    }
 }
 
 /// `d` independent uniform draws, so the same server may come up more than once (Envoy's
@@ -132,15 +109,6 @@ impl Sample for WithReplacement {
             visit(uniform(rng, n));
         }
     }
-
-    #[inline(always)]
-    fn ahead(&self, n: usize, rng: &mut SimRng) -> Ahead {
-        let mut out = Ahead::default();
-        for _ in 0..self.d {
-            out.push(uniform(rng, n));
-        }
-        out
-    }
 }
 
 /// The power of d choices over the load `L`, drawing with `S`.
@@ -164,11 +132,17 @@ impl<L: Load, S: Sample> P2c<L, S> {
         self.hosts.set(hosts);
     }
 
-    /// The servers the next pick reads, drawn from `rng` as it would draw them with every
-    /// server allowed ([`Policy::ahead`](super::Policy::ahead)).
+    /// The servers the next pick reads (the first [`Ahead::MAX`]), from the draws it would make
+    /// from `rng` ([`Policy::ahead`](super::Policy::ahead)).
     #[inline(always)]
-    pub fn ahead(&self, rng: &mut SimRng) -> Ahead {
-        self.sample.ahead(self.n, rng)
+    pub fn ahead(&mut self, rng: &mut SimRng) -> Ahead {
+        let P2c { n, sample, hosts, .. } = self;
+        let mut out = Ahead::default();
+        match hosts.allowed() {
+            None => sample.draw(*n, rng, |j| out.push(j)),
+            Some(h) => sample.draw(h.len(), rng, |j| out.push(h[j] as usize)),
+        }
+        out
     }
 
     /// The load it compares.
@@ -362,30 +336,33 @@ mod tests {
 
     #[test]
     fn ahead_names_the_servers_the_pick_reads_from_the_same_draws() {
-        // Each scheme, d up to `Ahead::MAX`, and a d beyond it (named by none): `ahead` on a copy
-        // of the stream names the servers the pick then reads, in order, and leaves the copy
-        // where the pick leaves the stream, so a copy kept picks ahead stays in step.
-        fn check<S: Sample>(sample: S, n: usize, d: usize, seed: u64) {
+        // Each scheme, d up to `Ahead::MAX` and beyond it (the first four named), all hosts or
+        // some: `ahead` on a copy of the stream names the servers the pick then reads, in order,
+        // and leaves the copy where the pick leaves the stream, so a copy kept picks ahead stays
+        // in step.
+        fn check<S: Sample>(sample: S, n: usize, hosts: Option<&[u32]>, seed: u64) {
             let mut rng = SimRng::seed_from_u64(seed);
             let mut lead = rng.clone();
             let mut p = P2c::new(n, sample, fixed(&vec![0; n]));
+            p.set_hosts(hosts);
             for _ in 0..2000 {
                 let named = p.ahead(&mut lead);
                 pick(&mut p, &mut rng);
                 let read: Vec<u32> = p.load().read.iter().map(|&i| i as u32).collect();
-                assert_eq!(named.servers().len(), if d <= Ahead::MAX { read.len() } else { 0 });
-                if d <= Ahead::MAX {
-                    assert_eq!(named.servers(), read, "{d} of {n}");
-                    assert!(lead == rng, "the copy is where the pick left the stream");
-                }
+                assert_eq!(named.servers(), &read[..read.len().min(Ahead::MAX)], "of {n}");
+                assert!(lead == rng, "the copy is where the pick left the stream");
                 p.load_mut().read.clear();
             }
         }
-        check(Distinct::<2>::new(2), 9, 2, 21);
-        check(Distinct::<0>::new(3), 9, 3, 22);
-        check(Distinct::<0>::new(4), 4, 4, 23);
-        check(Distinct::<0>::new(5), 9, 5, 24);
-        check(WithReplacement::new(2), 3, 2, 25);
+        let some: &[u32] = &[1, 3, 4, 8];
+        for hosts in [None, Some(some)] {
+            check(Distinct::<2>::new(2), 9, hosts, 21);
+            check(Distinct::<0>::new(3), 9, hosts, 22);
+            check(Distinct::<0>::new(4), 4, None, 23);
+            check(Distinct::<0>::new(4), 9, hosts, 23);
+            check(WithReplacement::new(2), 9, hosts, 25);
+        }
+        check(Distinct::<0>::new(5), 9, None, 24);
     }
 
     #[test]

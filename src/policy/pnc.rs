@@ -47,7 +47,7 @@ impl<const D: usize> Policy for PnC<D> {
     }
 
     #[inline(always)]
-    fn ahead(&self, rng: &mut SimRng) -> Ahead {
+    fn ahead(&mut self, rng: &mut SimRng) -> Ahead {
         self.0.ahead(rng)
     }
 
@@ -76,7 +76,7 @@ impl Policy for P2cRepl {
     }
 
     #[inline(always)]
-    fn ahead(&self, rng: &mut SimRng) -> Ahead {
+    fn ahead(&mut self, rng: &mut SimRng) -> Ahead {
         self.0.ahead(rng)
     }
 

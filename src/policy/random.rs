@@ -11,7 +11,7 @@ use rand::RngExt;
 use rand_distr::weighted::WeightedAliasIndex;
 
 use super::tuning::{flag, params};
-use super::{Ahead, Hosts, Policy, uniform};
+use super::{Ahead, Hosts, Policy};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -53,24 +53,30 @@ impl Random {
     }
 }
 
-impl Policy for Random {
-    const READS_LENGTHS_ONLY: bool = true;
-
-    #[inline]
-    fn pick(&mut self, _: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
+impl Random {
+    /// The server of a pick: uniform, or by the alias table, over the allowed hosts.
+    #[inline(always)]
+    fn draw(&self, rng: &mut SimRng) -> usize {
         match &self.weights {
             None => self.hosts.uniform(rng, self.n),
             Some(w) => self.hosts.at(rng.sample(w)),
         }
     }
+}
 
-    /// Uniform: the one draw. Weighted: none (the alias table's draw is left to the pick).
+impl Policy for Random {
+    const READS_LENGTHS_ONLY: bool = true;
+
+    #[inline]
+    fn pick(&mut self, _: &LoadTable, _: SimTime, rng: &mut SimRng) -> usize {
+        self.draw(rng)
+    }
+
+    /// The pick itself: it reads no load.
     #[inline(always)]
-    fn ahead(&self, rng: &mut SimRng) -> Ahead {
+    fn ahead(&mut self, rng: &mut SimRng) -> Ahead {
         let mut out = Ahead::default();
-        if self.weights.is_none() {
-            out.push(uniform(rng, self.n));
-        }
+        out.push(self.draw(rng));
         out
     }
 
@@ -118,6 +124,12 @@ mod tests {
             assert_eq!(named.servers(), [got as u32]);
         }
         assert!(lead == a);
-        assert!(p.ahead(&mut lead).servers().is_empty());
+        // Weighted, it names the pick from the same draws too.
+        let mut lead = rng.clone();
+        for _ in 0..1000 {
+            let named = p.ahead(&mut lead);
+            assert_eq!(named.servers(), [p.pick(&table, SimTime::ZERO, &mut rng) as u32]);
+        }
+        assert!(lead == rng);
     }
 }
