@@ -128,7 +128,15 @@ impl<E: Copy> Simulation<E> {
     /// Takes the earliest event, advancing the clock to its time; `None` when nothing is pending.
     #[inline(always)]
     pub fn next_event(&mut self) -> Option<E> {
-        let (t, ev) = self.queue.pop()?;
+        self.next_event_ahead(|_, _| {})
+    }
+
+    /// [`Self::next_event`], naming events to come to `ahead` as [`EventQueue::pop_ahead`]
+    /// does: `ahead(ev, k)` for an event `k` time buckets on (1 or 2), called only while many
+    /// events are pending.
+    #[inline(always)]
+    pub fn next_event_ahead(&mut self, ahead: impl FnMut(E, usize)) -> Option<E> {
+        let (t, ev) = self.queue.pop_ahead(ahead)?;
         debug_assert!(t >= self.now);
         self.now = t;
         Some(ev)

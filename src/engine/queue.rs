@@ -144,9 +144,19 @@ impl<E: Copy> EventQueue<E> {
     /// Removes and returns the earliest event with its time. `O(log n)`.
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        self.pop_ahead(|_, _| {})
+    }
+
+    /// [`Self::pop`]; and while the events are in time buckets, each time a bucket comes up,
+    /// `ahead(ev, k)` is called with each event `ev` pending in the `k`-th bucket after it (`k`
+    /// from 1 to `calendar::AHEAD_BUCKETS`, 2; events a few to a dozen pops away, the nearer the
+    /// smaller `k`), so that the caller may fetch what they will read before they come. Which
+    /// event pops is the same.
+    #[inline(always)]
+    pub fn pop_ahead(&mut self, ahead: impl FnMut(E, usize)) -> Option<(SimTime, E)> {
         self.repair();
         if self.calendar.is_some() {
-            return self.pop_calendar();
+            return self.pop_calendar(ahead);
         }
         let top = match (self.slot, self.heap.first()) {
             (Some(held), Some(root)) if root.before(&held) => {
@@ -215,9 +225,9 @@ impl<E: Copy> EventQueue<E> {
     /// calendar's early events) and the calendar's front. When the calendar holds fewer than a
     /// quarter of [`Self::calendar_at`] events the queue turns back into one heap.
     #[inline(never)]
-    fn pop_calendar(&mut self) -> Option<(SimTime, E)> {
+    fn pop_calendar(&mut self, ahead: impl FnMut(E, usize)) -> Option<(SimTime, E)> {
         let cal = self.calendar.as_mut().expect("a calendar");
-        let (from, top) = earliest(self.slot, self.heap.first().copied(), cal.front())?;
+        let (from, top) = earliest(self.slot, self.heap.first().copied(), cal.front_ahead(ahead))?;
         match from {
             Source::Slot => self.slot = None,
             Source::Heap => self.hole = true,
@@ -357,6 +367,7 @@ fn earliest<E: Copy>(
 
 #[cfg(test)]
 mod tests {
+    use super::calendar::AHEAD_BUCKETS;
     use super::*;
     use rand::{RngExt, SeedableRng};
 
@@ -453,6 +464,51 @@ mod tests {
             turned[0] >= 20 && turned[1] >= 20,
             "turned into and out of a calendar: {turned:?}"
         );
+    }
+
+    /// `pop_ahead` against `pop` on a queue that turns into a calendar: the same events pop, and
+    /// what it names ahead is pending, later than what pops, and bucket by bucket: at each
+    /// naming every event named one bucket on is earlier than every one named two on.
+    #[test]
+    fn pop_ahead_pops_as_pop_does_and_names_pending_events_in_bucket_order() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+        let mut ahead = EventQueue::with_calendar_at(0, 16);
+        let mut plain = EventQueue::with_calendar_at(0, 16);
+        let (mut now, mut times, mut pending) = (0.0f64, Vec::new(), Vec::new());
+        let mut named = 0usize;
+        for step in 0..40_000u32 {
+            if step % 10_000 < 6_000 && rng.random_bool(0.6) || plain.is_empty() {
+                let at = now - rng.random::<f64>().ln();
+                let id = u32::try_from(times.len()).unwrap();
+                ahead.push(t(at), 0, id);
+                plain.push(t(at), 0, id);
+                times.push(t(at).key());
+                pending.push(true);
+                continue;
+            }
+            // A pop may bring up several buckets (passing empty ones), each naming its own
+            // round: events one bucket on, then two on.
+            let mut rounds: Vec<[Vec<u64>; AHEAD_BUCKETS]> = vec![Default::default()];
+            let got = ahead.pop_ahead(|id: u32, k| {
+                assert!(pending[id as usize], "{id} named but not pending");
+                if k == 1 && !rounds.last().unwrap()[1].is_empty() {
+                    rounds.push(Default::default());
+                }
+                rounds.last_mut().unwrap()[k - 1].push(times[id as usize]);
+            });
+            let (at, id) = plain.pop().expect("an event");
+            assert_eq!(got, Some((at, id)));
+            pending[id as usize] = false;
+            now = at.get();
+            for [one, two] in &rounds {
+                assert!(one.iter().chain(two).all(|&k| k >= at.key()));
+                named += one.len() + two.len();
+                if let (Some(one), Some(two)) = (one.iter().max(), two.iter().min()) {
+                    assert!(one < two, "one bucket on {one} after two on {two}");
+                }
+            }
+        }
+        assert!(named > 10_000, "named {named}");
     }
 
     #[test]

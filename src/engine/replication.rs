@@ -255,7 +255,7 @@ impl<'a, P: Policy, A: Gaps, S: Demands, I: InfoModel> Builder<'a, P, A, S, I> {
             in_flight: Vec::new(),
             free: Vec::new(),
         };
-        let lead = (V::COUNTS_DEPARTURES && n >= AHEAD_FROM).then(|| {
+        let lead = (n >= AHEAD_FROM).then(|| {
             let mut lead = coins.clone();
             for _ in 0..AHEAD_PICKS {
                 policy.ahead(&mut lead);
@@ -314,14 +314,13 @@ struct Replication<'a, P, A, S, I, V: Servers, F> {
     /// Set once no further arrival is scheduled: board posts, reports and timers stop then too.
     arrivals_over: bool,
     fb: Feedback,
-    /// On a large farm of counted servers, a copy of the policy's stream [`AHEAD_PICKS`] picks
-    /// ahead of it, from which the servers of the pick that many arrivals on are drawn and
+    /// On a large farm, a copy of the policy's stream [`AHEAD_PICKS`] picks ahead of it, from which the servers of the pick that many arrivals on are drawn and
     /// fetched into the cache ([`Policy::ahead`]); `None` otherwise.
     lead: Option<SimRng>,
 }
 
 /// The farms from which the loop fetches the servers of picks to come: from 2^14 servers the
-/// counted servers' lines (64 bytes each) fill a megabyte, a core's second-level cache on the
+/// servers' lines (64 bytes each, counted or one-slot) fill a megabyte, a core's second-level cache on the
 /// machine this was measured on, and reading one drawn at random is a miss to a slower level.
 /// Below, the fetches cost more than they save (p2c at n = 100: 6 to 10% slower with them).
 const AHEAD_FROM: usize = 1 << 14;
@@ -360,7 +359,7 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
     /// and departures, nearly every event, are handled in its body; the other kinds go through
     /// [`Self::rare`], out of line.
     fn run(mut self) -> RepStats {
-        while let Some(event) = self.sim.next_event() {
+        while let Some(event) = self.next_event() {
             let now = self.sim.now();
             let stop = match event {
                 Event::Departure(token) => {
@@ -375,6 +374,27 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
             }
         }
         self.finish()
+    }
+
+    /// The next event. While many are pending (the queue's time buckets), the servers of the
+    /// departures a few buckets on are fetched into the cache as each bucket comes up: two
+    /// buckets on, the server (its state and what the policy keeps of it, [`Servers::prefetch`],
+    /// [`Policy::prefetch`]) and its load; one bucket on, its request next in line, through
+    /// the server fetched a bucket before ([`Servers::prefetch_next`]). A hint only.
+    #[inline(always)]
+    fn next_event(&mut self) -> Option<Event<V::Token>> {
+        let (servers, info, policy) = (&self.servers, &self.info, &self.policy);
+        self.sim.next_event_ahead(|ev, k| {
+            let Event::Departure(token) = ev else { return };
+            let Some(s) = V::departing(token) else { return };
+            if k == 1 {
+                servers.prefetch_next(s);
+            } else {
+                servers.prefetch(s);
+                view(servers, info).prefetch(s);
+                policy.prefetch(s);
+            }
+        })
     }
 
     /// The events other than arrivals and departures, kept out of the loop's body: the article's
@@ -478,18 +498,23 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
         false
     }
 
-    /// On a large farm of counted servers, draws the servers of the pick [`AHEAD_PICKS`] arrivals
-    /// on and asks for their lines and pick counts to be fetched into the cache. Only the
+    /// On a large farm, draws the servers of the pick [`AHEAD_PICKS`] arrivals on and asks for
+    /// what that pick reads of them (their lines and loads, the policy's own state of them,
+    /// their pick counts) to be fetched into the cache. Only the
     /// policy's picks draw from its stream on such a farm, so the copy stays as many picks ahead
     /// and names exactly the servers those picks read; were it to fall out of step, only the
     /// fetches would be wasted.
     #[inline(always)]
     fn fetch_ahead(&mut self) {
         let Some(lead) = &mut self.lead else { return };
-        let table = self.servers.counted().expect("a lead only with counted servers");
-        for &s in self.policy.ahead(lead).servers() {
-            table.prefetch(s as usize);
-            self.rec.prefetch_picks(s as usize);
+        let ahead = self.policy.ahead(lead);
+        let table = view(&self.servers, &self.info);
+        for &s in ahead.servers() {
+            let s = s as usize;
+            table.prefetch(s);
+            self.servers.prefetch(s);
+            self.policy.prefetch(s);
+            self.rec.prefetch_picks(s);
         }
     }
 

@@ -90,6 +90,25 @@ pub(super) trait Servers {
         None
     }
 
+    /// Asks for what a request joining server `s`, or leaving it, reads of the server to be
+    /// brought into the cache: a hint ([`crate::cache::prefetch`]) for a pick or a departure to
+    /// come. The default fetches nothing.
+    #[inline(always)]
+    fn prefetch(&self, _s: usize) {}
+
+    /// The server a departure event names, for the loop to fetch it before its turn; `None` (the
+    /// default) where the loop does not.
+    #[inline(always)]
+    fn departing(_token: Self::Token) -> Option<usize> {
+        None
+    }
+
+    /// Server `s`'s request next in line (the one a departure puts in service) is brought into
+    /// the cache, once [`Self::prefetch`] has brought in the server: the second step of a fetch
+    /// for a departure to come. The default fetches nothing.
+    #[inline(always)]
+    fn prefetch_next(&self, _s: usize) {}
+
     /// Server `s` works at `rate` from `t` on.
     fn set_rate(&mut self, s: usize, rate: f64, t: f64, sim: &mut Simulation<Event<Self::Token>>);
     /// The request whose `Job::index` is `index` leaves server `s` at `t`, served or not: it
@@ -162,6 +181,26 @@ impl Servers for OneSlot {
             schedule(sim, done, Event::Departure(s as u32));
         } else {
             self.waiting[s].push_back(job);
+        }
+    }
+
+    /// The line and the header of the waiting queue (the queue's buffer is read through the
+    /// header: [`Self::prefetch_next`] fetches it once the header is in).
+    #[inline(always)]
+    fn prefetch(&self, s: usize) {
+        crate::cache::prefetch(&self.lines[s]);
+        crate::cache::prefetch(&self.waiting[s]);
+    }
+
+    #[inline(always)]
+    fn departing(id: u32) -> Option<usize> {
+        Some(id as usize)
+    }
+
+    #[inline(always)]
+    fn prefetch_next(&self, s: usize) {
+        if let Some(next) = self.waiting[s].front() {
+            crate::cache::prefetch(next);
         }
     }
 

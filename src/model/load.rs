@@ -90,12 +90,12 @@ impl LoadTable {
     }
 
     /// Asks for what [`Self::get`] reads of server `i` to be brought into the cache: a hint
-    /// ([`crate::cache::prefetch`]), for a table with departures only (a table of values is 4
-    /// bytes per server, in cache on all but the largest farms).
+    /// ([`crate::cache::prefetch`]).
     #[inline(always)]
     pub fn prefetch(&self, i: usize) {
-        if let Some(d) = &self.departures {
-            d.prefetch(i);
+        match &self.departures {
+            None => crate::cache::prefetch(&self.vals[i]),
+            Some(d) => d.prefetch(i),
         }
     }
 

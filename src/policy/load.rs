@@ -25,6 +25,12 @@ pub trait Load {
     /// Server `server`'s load at `now`, given the table the information model fills. Reading may
     /// update the estimator (a Peak-EWMA estimate decays when read).
     fn load(&mut self, server: usize, loads: &LoadTable, now: SimTime) -> Self::Metric;
+
+    /// Asks for what [`Self::load`] reads of `server`'s own state (beside the table) to be
+    /// brought into the cache: a hint ([`crate::cache::prefetch`]), for a pick to come. The
+    /// default has no state per server to fetch.
+    #[inline(always)]
+    fn prefetch(&self, _server: usize) {}
 }
 
 /// A number of requests (tower's `Count`).

@@ -140,6 +140,12 @@ pub trait Policy: Clone {
         Ahead::default()
     }
 
+    /// Asks for the policy's own state of `server` (what a pick reads of it beside the load
+    /// table) to be brought into the cache, for a pick [`Self::ahead`] named. A hint only; the
+    /// default keeps no state per server worth fetching.
+    #[inline(always)]
+    fn prefetch(&self, _server: usize) {}
+
     /// The hosts `client` may pick from now, in server order, or `None`: every server (the state at
     /// the start). Called by the loop only when a client's set changes, never with an empty list (the
     /// loop fails such requests fast instead of picking). A policy goes on picking over the hosts

@@ -12,10 +12,10 @@
 //! estimates of excluded servers are kept (tower keeps an endpoint's `PeakEwma` with the
 //! endpoint) and decay when next read.
 
-use super::Policy;
 use super::ewma::Ewma;
 use super::load::{Cost, Load};
 use super::p2c::{Distinct, P2c};
+use super::{Ahead, Policy};
 use crate::model::LoadTable;
 use crate::rng::SimRng;
 use crate::time::SimTime;
@@ -72,6 +72,11 @@ impl Load for PeakEwma {
         let rtt = self.est[server].update(0.0, now.get(), self.tau);
         Cost(rtt * (f64::from(loads.get(server)) + 1.0))
     }
+
+    #[inline(always)]
+    fn prefetch(&self, server: usize) {
+        crate::cache::prefetch(&self.est[server]);
+    }
 }
 
 /// P2C + Peak EWMA.
@@ -90,6 +95,16 @@ impl Policy for P2cPeakEwma {
     #[inline]
     fn pick(&mut self, loads: &LoadTable, now: SimTime, rng: &mut SimRng) -> usize {
         self.0.pick(loads, now, rng)
+    }
+
+    #[inline(always)]
+    fn ahead(&mut self, rng: &mut SimRng) -> Ahead {
+        self.0.ahead(rng)
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, server: usize) {
+        self.0.load().prefetch(server);
     }
 
     fn set_hosts(&mut self, _client: u32, hosts: Option<&[u32]>) {
@@ -155,5 +170,28 @@ mod tests {
         // A large RTT on server 1 outweighs its shorter queue: 1.0 * 6 < 10.0 * 1.
         p.on_departure(1, 10.0, SimTime::ZERO, 0);
         assert!((0..100).all(|_| p.pick(&t, SimTime::ZERO, &mut rng) == 0));
+    }
+
+    #[test]
+    fn ahead_names_the_two_servers_the_pick_compares() {
+        // Loads all distinct, so the pick is one of the two it compares and (with equal
+        // estimates) the less loaded; `ahead` on a copy of the stream names both, and leaves the
+        // copy where the pick leaves the stream.
+        let n = 9;
+        let vals: Vec<u32> = (0..n).map(|i| (7 * i as u32) % 11).collect();
+        let t = LoadTable::from_values(&vals, false);
+        let mut p = P2cPeakEwma::new(n, 10.0);
+        let mut rng = <SimRng as rand::SeedableRng>::seed_from_u64(3);
+        let mut lead = rng.clone();
+        for _ in 0..2000 {
+            let named = p.ahead(&mut lead).servers().to_vec();
+            let chosen = p.pick(&t, SimTime::ZERO, &mut rng) as u32;
+            assert_eq!(named.len(), 2);
+            assert_ne!(named[0], named[1]);
+            let other = if named[0] == chosen { named[1] } else { named[0] };
+            assert!(named.contains(&chosen), "{chosen} not in {named:?}");
+            assert!(vals[chosen as usize] < vals[other as usize]);
+            assert!(lead == rng, "the copy is where the pick left the stream");
+        }
     }
 }

@@ -27,6 +27,9 @@ use super::Entry;
 /// Events per bucket that a window aims at.
 const PER_BUCKET: usize = 4;
 
+/// How many buckets after the current one [`Calendar::front_ahead`] names the events of.
+pub(super) const AHEAD_BUCKETS: usize = 2;
+
 /// Pending events in time buckets, and those beyond them.
 #[derive(Debug, Clone)]
 pub(super) struct Calendar<E> {
@@ -96,13 +99,26 @@ impl<E: Copy> Calendar<E> {
     /// the next buckets, and to a new window, as they empty.
     #[inline]
     pub(super) fn front(&mut self) -> Option<Entry<E>> {
+        self.front_ahead(|_, _| {})
+    }
+
+    /// [`Self::front`]; and each time a bucket becomes the current one, `ahead(ev, k)` is called
+    /// with every event `ev` then in the `k`-th bucket after it, for `k` in `1..=AHEAD_BUCKETS`
+    /// (within the window): the events to come a few buckets on, for the caller to fetch what
+    /// they will read.
+    #[inline]
+    pub(super) fn front_ahead(&mut self, mut ahead: impl FnMut(E, usize)) -> Option<Entry<E>> {
         loop {
             if self.cur < self.nb {
-                let bucket = &mut self.buckets[self.cur];
                 if !self.sorted {
-                    bucket.sort_unstable_by_key(|e| Reverse(e.key()));
+                    self.buckets[self.cur].sort_unstable_by_key(|e| Reverse(e.key()));
                     self.sorted = true;
+                    let last = self.nb.min(self.cur + AHEAD_BUCKETS + 1);
+                    for (k, b) in self.buckets[self.cur + 1..last].iter().enumerate() {
+                        b.iter().for_each(|e| ahead(e.ev, k + 1));
+                    }
                 }
+                let bucket = &mut self.buckets[self.cur];
                 if let Some(&e) = bucket.last() {
                     return Some(e);
                 }
