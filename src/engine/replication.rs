@@ -314,14 +314,16 @@ struct Replication<'a, P, A, S, I, V: Servers, F> {
     /// Set once no further arrival is scheduled: board posts, reports and timers stop then too.
     arrivals_over: bool,
     fb: Feedback,
-    /// On a large farm, a copy of the policy's stream [`AHEAD_PICKS`] picks ahead of it, from which the servers of the pick that many arrivals on are drawn and
-    /// fetched into the cache ([`Policy::ahead`]); `None` otherwise.
+    /// On a large farm, a copy of the policy's stream [`AHEAD_PICKS`] picks ahead of it, from
+    /// which the servers of the pick that many arrivals on are drawn and fetched into the cache
+    /// ([`Policy::ahead`]); `None` otherwise.
     lead: Option<SimRng>,
 }
 
-/// The farms from which the loop fetches the servers of picks to come: from 2^14 servers the
-/// servers' lines (64 bytes each, counted or one-slot) fill a megabyte, a core's second-level cache on the
-/// machine this was measured on, and reading one drawn at random is a miss to a slower level.
+/// The farms from which the loop fetches the servers of picks to come (those of departures to
+/// come it fetches while the event queue keeps time buckets): from 2^14 servers their lines (64
+/// bytes each, counted or one-slot) fill a megabyte, a core's second-level cache on the machine
+/// this was measured on, and reading one drawn at random is a miss to a slower level.
 /// Below, the fetches cost more than they save (p2c at n = 100: 6 to 10% slower with them).
 const AHEAD_FROM: usize = 1 << 14;
 
@@ -500,10 +502,9 @@ impl<P: Policy, A: Gaps, S: Demands, I: InfoModel, V: Servers, F: Parts>
 
     /// On a large farm, draws the servers of the pick [`AHEAD_PICKS`] arrivals on and asks for
     /// what that pick reads of them (their lines and loads, the policy's own state of them,
-    /// their pick counts) to be fetched into the cache. Only the
-    /// policy's picks draw from its stream on such a farm, so the copy stays as many picks ahead
-    /// and names exactly the servers those picks read; were it to fall out of step, only the
-    /// fetches would be wasted.
+    /// their pick counts) to be fetched into the cache. Only the policy's picks draw from its
+    /// stream on such a farm, so the copy stays as many picks ahead and names exactly the
+    /// servers those picks read; were it to fall out of step, only the fetches would be wasted.
     #[inline(always)]
     fn fetch_ahead(&mut self) {
         let Some(lead) = &mut self.lead else { return };
